@@ -1,0 +1,38 @@
+# `make run` and `make test` work on a fresh machine: every install step is here or in scripts/.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+# The stamp changes whenever a requirements file does, so edits reinstall and nothing else does.
+STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt | sha1sum | cut -c1-12)
+
+.PHONY: run test lint typecheck pytest setup-test demo bench clean
+
+$(STAMP):
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	rm -f $(VENV)/.installed-* && touch $@
+
+run: $(STAMP)
+	$(PY) -m yiem.demo
+
+setup-test: $(STAMP)
+	PYTHON=$(PY) bash scripts/setup_llama.sh
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy yiem
+
+pytest: setup-test
+	$(PY) -m pytest
+
+test: lint typecheck pytest
+
+bench: $(STAMP)
+	$(PY) bench/loop.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

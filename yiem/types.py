@@ -1,0 +1,448 @@
+"""Message, content, usage and model types of the YiemAgent specification (SP-001..SP-008, SP-019..SP-022)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+)
+from pydantic.alias_generators import to_camel
+
+
+def utc_now() -> datetime:
+    """Current time, timezone-aware UTC."""
+    return datetime.now(UTC)
+
+
+class SpecModel(BaseModel):
+    """Base: PEP 8 names in Python, the spec's camelCase names on the wire, both accepted on input."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        serialize_by_alias=False,
+        validate_by_alias=True,
+        validate_by_name=True,
+    )
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The spec's JSON shape: camelCase keys, timestamps as ISO 8601 strings."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def _ensure_utc(value: datetime) -> datetime:
+    # Naive timestamps from old exports are taken as UTC rather than local time.
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+# --- SP-006 content -------------------------------------------------------------------------
+
+
+class TextContent(SpecModel):
+    """SP-006.1: plain text."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ImageContent(SpecModel):
+    """SP-006.2: a base64-encoded image with its MIME type."""
+
+    type: Literal["image"] = "image"
+    data: str
+    mime_type: str = "image/png"
+
+
+class ReasoningContent(SpecModel):
+    """SP-006.3: the model's reasoning or thinking text."""
+
+    type: Literal["reasoning"] = "reasoning"
+    text: str
+
+
+MessageContent = Annotated[TextContent | ImageContent | ReasoningContent, Field(discriminator="type")]
+
+
+# --- SP-008 cost, usage ---------------------------------------------------------------------
+
+
+class ModelCost(SpecModel):
+    """SP-008: dollars per 1M tokens (the spec already names these fields in snake case)."""
+
+    model_config = ConfigDict(alias_generator=None, populate_by_name=True)
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = Field(0.0, validation_alias=AliasChoices("cache_read", "cacheRead"))
+    cache_write: float = Field(0.0, validation_alias=AliasChoices("cache_write", "cacheWrite"))
+
+
+class UsageCost(SpecModel):
+    """What one usage cost, in dollars."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float = 0.0
+    cache_write: float = 0.0
+    total: float = 0.0
+
+    def __add__(self, other: UsageCost) -> UsageCost:
+        return UsageCost(
+            input=self.input + other.input,
+            output=self.output + other.output,
+            cache_read=self.cache_read + other.cache_read,
+            cache_write=self.cache_write + other.cache_write,
+            total=self.total + other.total,
+        )
+
+
+class LlmUsage(SpecModel):
+    """Token counts of one completion.
+
+    `input_tokens` excludes cache reads and writes; `reasoning_tokens` is part of `output_tokens`.
+    """
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def __add__(self, other: LlmUsage) -> LlmUsage:
+        return LlmUsage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        """All tokens billed: input, cache reads and writes, output (reasoning is inside output)."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens + self.output_tokens
+
+    def cost(self, model_cost: ModelCost) -> UsageCost:
+        """Dollars for these tokens at `model_cost` prices (per 1M tokens)."""
+        parts = {
+            "input": self.input_tokens * model_cost.input / 1_000_000,
+            "output": self.output_tokens * model_cost.output / 1_000_000,
+            "cache_read": self.cache_read_tokens * model_cost.cache_read / 1_000_000,
+            "cache_write": self.cache_write_tokens * model_cost.cache_write / 1_000_000,
+        }
+        return UsageCost(**parts, total=sum(parts.values()))
+
+
+# --- SP-007 model ---------------------------------------------------------------------------
+
+Api = Literal["openai-completions", "anthropic-messages"]
+
+
+class LlmModel(SpecModel):
+    """SP-007: a model and how to reach it (`api` is the wire protocol)."""
+
+    id: str
+    name: str = ""
+    provider: str = ""
+    base_url: str = ""
+    api: Api = "openai-completions"
+    reasoning: bool = False
+    input: list[str] = Field(default_factory=lambda: ["text"])
+    cost: ModelCost = Field(default_factory=ModelCost)
+    context_window: int = 0
+    max_tokens: int = 0
+    # False for local and unknown models: their cost shows as "price unknown", never as free.
+    price_known: bool = False
+    price_source: str = ""
+
+
+# --- SP-005, SP-001..SP-004 messages ---------------------------------------------------------
+
+
+class AgentToolCall(SpecModel):
+    """SP-005: one tool call the model asked for, with parsed arguments."""
+
+    type: Literal["function"] = "function"
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class UserMessage(SpecModel):
+    """SP-001."""
+
+    role: Literal["user"] = "user"
+    content: list[MessageContent] = Field(default_factory=list)
+    timestamp: datetime = Field(default_factory=utc_now)
+
+    _utc = field_validator("timestamp")(_ensure_utc)
+
+
+class _AssistantBase(SpecModel):
+    role: Literal["assistant"] = "assistant"
+    content: list[MessageContent] = Field(default_factory=list)
+    api: str = ""
+    provider: str = ""
+    model: str = ""
+    usage: LlmUsage = Field(default_factory=LlmUsage)
+    stop_reason: str = "end_turn"
+    error_message: str | None = None
+    timestamp: datetime = Field(default_factory=utc_now)
+    # Beyond the spec: what the dashboard needs, filled by the loop and the catalogue.
+    cost: UsageCost | None = None
+    duration_ms: float | None = None
+    ttft_ms: float | None = None
+
+    _utc = field_validator("timestamp")(_ensure_utc)
+
+    @property
+    def text(self) -> str:
+        """The text blocks joined, reasoning left out."""
+        return "".join(block.text for block in self.content if isinstance(block, TextContent))
+
+
+class AssistantMessage(_AssistantBase):
+    """SP-002: an assistant reply without tool calls."""
+
+
+class AssistantMessageToolCall(_AssistantBase):
+    """SP-003: an assistant reply that asks for tool calls."""
+
+    tool_calls: list[AgentToolCall] = Field(default_factory=list)
+    stop_reason: str = "tool_calls"
+
+
+class ToolResultMessage(SpecModel):
+    """SP-004: the outcome of one tool call (role `toolResult`; `tool` only in the OpenAI format)."""
+
+    role: Literal["toolResult"] = "toolResult"
+    tool_call_id: str
+    tool_name: str
+    content: list[MessageContent] = Field(default_factory=list)
+    details: Any = None
+    usage: LlmUsage | None = None
+    added_tool_names: list[str] | None = None
+    is_error: bool = False
+    timestamp: datetime = Field(default_factory=utc_now)
+
+    _utc = field_validator("timestamp")(_ensure_utc)
+
+
+def _message_tag(value: Any) -> str:
+    role = value.get("role") if isinstance(value, dict) else getattr(value, "role", None)
+    if role == "assistant":
+        if isinstance(value, dict):
+            has_calls = "tool_calls" in value or "toolCalls" in value
+        else:
+            has_calls = isinstance(value, AssistantMessageToolCall)
+        return "assistant_tool_call" if has_calls else "assistant"
+    if role in ("toolResult", "tool"):
+        return "toolResult"
+    return "user"
+
+
+AgentMessage = Annotated[
+    Annotated[UserMessage, Tag("user")]
+    | Annotated[AssistantMessage, Tag("assistant")]
+    | Annotated[AssistantMessageToolCall, Tag("assistant_tool_call")]
+    | Annotated[ToolResultMessage, Tag("toolResult")],
+    Discriminator(_message_tag),
+]
+"""Any message of a conversation; assistant messages with `toolCalls` parse as SP-003."""
+
+AnyAssistantMessage = AssistantMessage | AssistantMessageToolCall
+
+
+# --- SP-022 abort ---------------------------------------------------------------------------
+
+
+class AbortSignal:
+    """SP-022: a thread-safe, one-way abort flag that code can poll, wait on or subscribe to."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._reason: str | None = None
+        self._callbacks: list[Callable[[str | None], None]] = []
+
+    @property
+    def aborted(self) -> bool:
+        return self._event.is_set()
+
+    @property
+    def reason(self) -> str | None:
+        return self._reason
+
+    def abort(self, reason: str | None = None) -> None:
+        """Set the flag once; later calls do nothing."""
+        with self._lock:
+            if self._event.is_set():
+                return
+            self._reason = reason
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            try:
+                callback(reason)
+            except Exception:
+                # A broken listener must not stop the abort reaching the others.
+                logging.getLogger(__name__).exception("abort callback failed")
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until aborted or `timeout` seconds pass; True when aborted."""
+        return self._event.wait(timeout)
+
+    def on_abort(self, callback: Callable[[str | None], None]) -> Callable[[], None]:
+        """Call `callback(reason)` on abort (at once if already aborted); returns an unsubscribe function."""
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+
+                def unsubscribe() -> None:
+                    with self._lock:
+                        if callback in self._callbacks:
+                            self._callbacks.remove(callback)
+
+                return unsubscribe
+        callback(self._reason)
+        return lambda: None
+
+    def __repr__(self) -> str:
+        return f"AbortSignal(aborted={self.aborted}, reason={self._reason!r})"
+
+
+# --- tools ----------------------------------------------------------------------------------
+
+
+class ToolOutput(SpecModel):
+    """What a tool returns when plain text or content blocks are not enough."""
+
+    content: list[MessageContent] = Field(default_factory=list)
+    details: Any = None
+    is_error: bool = False
+
+
+ToolResult = str | list[MessageContent] | ToolOutput
+"""What `AgentTool.execute` may return; failure is signalled by raising."""
+
+ToolExecute = Callable[..., ToolResult]
+"""`execute(tool_call_id, arguments, signal)`; it may also take `on_update=` for progress."""
+
+
+class AgentTool(BaseModel):
+    """A tool the agent can call."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    name: str
+    description: str = ""
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    execute: ToolExecute
+    title: str | None = None
+    label: str | None = None
+    # SP-024: a custom check returning None or an error text; None means the default SP-023 check.
+    validate_required_args: Callable[[dict[str, Any]], str | None] | None = None
+    output_schema: dict[str, Any] | None = None
+    annotations: dict[str, Any] | None = None
+
+    @property
+    def display_name(self) -> str:
+        """Title, else label, else name."""
+        return self.title or self.label or self.name
+
+
+# --- SP-019..SP-021 context, state, config --------------------------------------------------
+
+
+class AgentContext(BaseModel):
+    """SP-019: what one LLM call sees."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    system_prompt: str = ""
+    messages: list[AgentMessage] = Field(default_factory=list)
+    tools: dict[str, AgentTool] | None = None
+
+
+class AgentState(BaseModel):
+    """SP-020: an agent's mutable state (messages exclude the system prompt)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    system_prompt: str = ""
+    model: LlmModel | None = None
+    tools: dict[str, AgentTool] = Field(default_factory=dict)
+    messages: list[AgentMessage] = Field(default_factory=list)
+    pending_tool_calls: list[str] = Field(default_factory=list)
+    error_message: str | None = None
+    is_running: bool = False
+
+
+class BeforeToolCallContext(BaseModel):
+    """What `before_tool_call` sees: the call, its validated arguments and the context."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    assistant_message: AssistantMessageToolCall
+    tool_call: AgentToolCall
+    args: dict[str, Any]
+    context: AgentContext
+
+
+class BeforeToolCallResult(BaseModel):
+    """Return with `block=True` to refuse the call; `reason` becomes the error result."""
+
+    block: bool = False
+    reason: str | None = None
+
+
+class AfterToolCallContext(BaseModel):
+    """What `after_tool_call` sees: the call and its outcome."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    assistant_message: AssistantMessageToolCall
+    tool_call: AgentToolCall
+    args: dict[str, Any]
+    result: ToolOutput
+    is_error: bool
+    context: AgentContext
+
+
+class AfterToolCallResult(BaseModel):
+    """Fields left as None keep the tool's own outcome."""
+
+    content: list[MessageContent] | None = None
+    details: Any = None
+    is_error: bool | None = None
+
+
+BeforeToolCall = Callable[[BeforeToolCallContext], BeforeToolCallResult | None]
+AfterToolCall = Callable[[AfterToolCallContext], AfterToolCallResult | None]
+
+
+class AgentLoopConfig(BaseModel):
+    """SP-021: hooks, execution mode and limits of the agent loop."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    before_tool_call: BeforeToolCall | None = None
+    after_tool_call: AfterToolCall | None = None
+    tool_execution: Literal["sequential", "parallel"] = "parallel"
+    tool_timeout: float = 120.0
+    max_turns: int = 20
+    temperature: float | None = None
+    max_tokens: int | None = None
