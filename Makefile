@@ -16,8 +16,10 @@ $(STAMP):
 run: $(STAMP)
 	$(PY) -m yiem.demo
 
+# Each scripts/setup_*.sh prepares one real part the tests use (llama-server, MCP servers,
+# Chromium); each caches its slow work and returns at once when it is already done.
 setup-test: $(STAMP)
-	PYTHON=$(PY) bash scripts/setup_llama.sh
+	@for script in scripts/setup_*.sh; do PYTHON=$(PY) bash "$$script" || exit 1; done
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

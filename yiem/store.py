@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import Any
+
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -14,7 +18,10 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    create_engine,
+    event,
 )
+from sqlalchemy.engine import Engine
 
 metadata = MetaData()
 
@@ -75,3 +82,31 @@ usage = Table(
     Column("error", Text, nullable=True),
     Index("ix_usage_created", "created_ms"),
 )
+
+DEFAULT_DB_PATH = Path.home() / ".local" / "share" / "yiem" / "yiem.db"
+
+
+def database_url() -> str:
+    """`YIEM_DATABASE_URL` when set, else the SQLite file under ~/.local/share/yiem/."""
+    url = os.environ.get("YIEM_DATABASE_URL")
+    if url:
+        return url
+    DEFAULT_DB_PATH.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{DEFAULT_DB_PATH}"
+
+
+def create_store_engine(url: str | None = None) -> Engine:
+    """An engine with the schema in place; SQLite files get WAL and enforced foreign keys."""
+    engine = create_engine(url or database_url())
+    if engine.dialect.name == "sqlite":
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA busy_timeout=5000")
+            cursor.close()
+
+    metadata.create_all(engine)
+    return engine

@@ -1,0 +1,9 @@
+"""Loads every fixture module in tests/fixtures/, so each area keeps its fixtures in its own file."""
+
+from pathlib import Path
+
+pytest_plugins = sorted(
+    f"tests.fixtures.{path.stem}"
+    for path in (Path(__file__).parent / "fixtures").glob("*.py")
+    if path.stem != "__init__"
+)
