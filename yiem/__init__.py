@@ -23,6 +23,7 @@ from yiem.llm import (
     TextDelta,
     ToolCallDelta,
 )
+from yiem.openai_format import content_to_blocks, message_to_openai, to_openai_messages, tool_to_openai
 from yiem.types import (
     AbortSignal,
     AfterToolCallContext,
@@ -50,6 +51,7 @@ from yiem.types import (
     UsageCost,
     UserMessage,
 )
+from yiem.validation import ToolArgumentError, validate_required_args, validate_tool_arguments
 
 __all__ = [
     "AbortSignal",
@@ -86,6 +88,7 @@ __all__ = [
     "StreamStart",
     "TextContent",
     "TextDelta",
+    "ToolArgumentError",
     "ToolCallDelta",
     "ToolExecutionEndEvent",
     "ToolExecutionStartEvent",
@@ -96,4 +99,10 @@ __all__ = [
     "TurnStartEvent",
     "UsageCost",
     "UserMessage",
+    "content_to_blocks",
+    "message_to_openai",
+    "to_openai_messages",
+    "tool_to_openai",
+    "validate_required_args",
+    "validate_tool_arguments",
 ]

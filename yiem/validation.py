@@ -1,0 +1,124 @@
+"""Tool-argument validation: the spec's required-argument check (SP-023, SP-024) and full JSON Schema.
+
+Problems come back one per line with the argument's path, so a model can read them and correct
+its call.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from jsonschema import SchemaError, ValidationError
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
+
+from yiem.types import AgentTool, AgentToolCall
+
+logger = logging.getLogger(__name__)
+
+
+class ToolArgumentError(ValueError):
+    """The arguments of a tool call do not fit the tool; `problems` has one line per problem."""
+
+    def __init__(self, message: str, *, tool_name: str | None = None, problems: list[str] | None = None):
+        super().__init__(message)
+        self.tool_name = tool_name
+        self.problems = problems if problems is not None else message.splitlines()
+
+
+def validate_required_args(args: Mapping[str, Any], input_schema: Mapping[str, Any]) -> str | None:
+    """SP-023: None when every required argument is present, else `Missing required arguments: a, b`."""
+    required = input_schema.get("required") or []
+    missing = [name for name in required if name not in args]
+    if not missing:
+        return None
+    return f"Missing required arguments: {', '.join(str(name) for name in missing)}"
+
+
+_CACHE_SIZE = 256
+_validators: OrderedDict[int, tuple[Mapping[str, Any], Validator | None]] = OrderedDict()
+_validators_lock = threading.Lock()
+
+
+def _validator(schema: Mapping[str, Any]) -> Validator | None:
+    # Building a validator checks the schema, which costs far more than validating a call;
+    # tools keep the same schema object, so cache by identity (holding the schema keeps its id).
+    key = id(schema)
+    with _validators_lock:
+        cached = _validators.get(key)
+        if cached is not None and cached[0] is schema:
+            _validators.move_to_end(key)
+            return cached[1]
+    validator: Validator | None
+    try:
+        plain = dict(schema)
+        cls = validator_for(plain)
+        cls.check_schema(plain)
+        validator = cls(plain)
+    except SchemaError as error:
+        # A server's broken schema must not make its tool unusable: skip the full check.
+        logger.warning(
+            "tool input schema is not valid JSON Schema, checking required only: %s", error.message
+        )
+        validator = None
+    with _validators_lock:
+        _validators[key] = (schema, validator)
+        if len(_validators) > _CACHE_SIZE:
+            _validators.popitem(last=False)
+    return validator
+
+
+def format_path(path: Iterable[Any]) -> str:
+    """`items[0].name` for a JSON path; `arguments` for the root."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "arguments"
+
+
+def _problem(error: ValidationError) -> str:
+    return f"{format_path(error.absolute_path)}: {error.message}"
+
+
+def schema_problems(args: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
+    """Every way `args` breaks `schema` (types, enums, nested objects, arrays), one line each."""
+    validator = _validator(schema)
+    if validator is None:
+        return []
+    errors = sorted(validator.iter_errors(dict(args)), key=lambda e: [str(p) for p in e.absolute_path])
+    return [_problem(error) for error in errors]
+
+
+def argument_problems(args: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
+    """The SP-023 line first (when arguments are missing), then every other JSON Schema problem."""
+    problems: list[str] = []
+    missing = validate_required_args(args, schema)
+    if missing:
+        problems.append(missing)
+    for error_line in schema_problems(args, schema):
+        # The SP-023 line already names the missing top-level arguments.
+        if missing and error_line.startswith("arguments: ") and "is a required property" in error_line:
+            continue
+        problems.append(error_line)
+    return problems
+
+
+def validate_tool_arguments(tool: AgentTool, tool_call: AgentToolCall) -> dict[str, Any]:
+    """SP-024: the arguments when they fit the tool, else `ToolArgumentError`.
+
+    A tool's own `validate_required_args` replaces the default check entirely.
+    """
+    args = tool_call.arguments
+    if tool.validate_required_args is not None:
+        result = tool.validate_required_args(args)
+        if result is not None:
+            raise ToolArgumentError(result, tool_name=tool.name)
+        return args
+    problems = argument_problems(args, tool.input_schema)
+    if problems:
+        raise ToolArgumentError("\n".join(problems), tool_name=tool.name, problems=problems)
+    return args
