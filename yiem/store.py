@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import os
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
 from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
+    Connection,
     Float,
     ForeignKey,
     Index,
@@ -19,9 +26,18 @@ from sqlalchemy import (
     Table,
     Text,
     create_engine,
+    delete,
     event,
+    func,
+    insert,
+    inspect,
+    select,
+    update,
 )
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+
+from yiem.types import AgentMessage, AssistantMessage, AssistantMessageToolCall, LlmModel
 
 metadata = MetaData()
 
@@ -37,6 +53,7 @@ conversations = Table(
     Column("system_prompt", Text, nullable=False, default=""),
     Column("created_ms", BigInteger, nullable=False),
     Column("updated_ms", BigInteger, nullable=False),
+    Index("ix_conversations_updated", "updated_ms"),
 )
 
 messages = Table(
@@ -81,9 +98,30 @@ usage = Table(
     Column("stop_reason", String(50), nullable=False, default=""),
     Column("error", Text, nullable=True),
     Index("ix_usage_created", "created_ms"),
+    Index("ix_usage_conversation", "conversation_id"),
+)
+
+schema_version = Table(
+    "schema_version",
+    metadata,
+    Column("version", Integer, nullable=False),
 )
 
 DEFAULT_DB_PATH = Path.home() / ".local" / "share" / "yiem" / "yiem.db"
+
+_MESSAGES: TypeAdapter[AgentMessage] = TypeAdapter(AgentMessage)
+
+
+class StoreError(Exception):
+    """The store could not do what was asked; the message says why."""
+
+
+class ConversationNotFoundError(StoreError):
+    """No conversation has this id (deleted, or a stale link)."""
+
+
+class SchemaTooNewError(StoreError):
+    """The database was written by a newer yiem than this one."""
 
 
 def database_url() -> str:
@@ -95,8 +133,66 @@ def database_url() -> str:
     return f"sqlite:///{DEFAULT_DB_PATH}"
 
 
+# --- schema versions --------------------------------------------------------------------------
+# Each migration takes the schema from version N to N+1. A fresh database gets the current tables
+# at once and is stamped with the latest version; an older one replays the steps it lacks.
+
+
+def _migrate_1_to_2(conn: Connection) -> None:
+    # Version 2 adds the indexes the sidebar (recent conversations) and the dashboard filter need;
+    # `_ensure_indexes` creates them, so this step only has to exist to be counted.
+    _ensure_indexes(conn)
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migrate_1_to_2}
+SCHEMA_VERSION = 1 + len(MIGRATIONS)
+
+
+def _ensure_indexes(conn: Connection) -> None:
+    # create_all skips tables that exist, and with them any index added to those tables later.
+    existing_tables = set(inspect(conn).get_table_names())
+    for table in metadata.sorted_tables:
+        if table.name not in existing_tables:
+            continue
+        present = {index["name"] for index in inspect(conn).get_indexes(table.name)}
+        for index in table.indexes:
+            if index.name not in present:
+                index.create(conn)
+
+
+def current_schema_version(conn: Connection) -> int:
+    """The version stamped in the database; 1 for tables made before versioning; 0 when empty."""
+    tables = set(inspect(conn).get_table_names())
+    if "schema_version" in tables:
+        found = conn.execute(select(func.max(schema_version.c.version))).scalar()
+        if found is not None:
+            return int(found)
+    return 1 if "conversations" in tables else 0
+
+
+def migrate(engine: Engine) -> int:
+    """Bring the schema to `SCHEMA_VERSION`; returns the version it found."""
+    with engine.begin() as conn:
+        found = current_schema_version(conn)
+        if found > SCHEMA_VERSION:
+            raise SchemaTooNewError(
+                f"The database at {engine.url.render_as_string(hide_password=True)} has schema "
+                f"version {found}, newer than this yiem ({SCHEMA_VERSION}). Upgrade yiem."
+            )
+        if found == 0:
+            metadata.create_all(conn)
+        else:
+            for version in range(found, SCHEMA_VERSION):
+                MIGRATIONS[version](conn)
+            metadata.create_all(conn)  # tables a migration step introduced, if any
+        _ensure_indexes(conn)
+        conn.execute(delete(schema_version))
+        conn.execute(insert(schema_version).values(version=SCHEMA_VERSION))
+    return found
+
+
 def create_store_engine(url: str | None = None) -> Engine:
-    """An engine with the schema in place; SQLite files get WAL and enforced foreign keys."""
+    """An engine with the schema migrated; SQLite files get WAL and enforced foreign keys."""
     engine = create_engine(url or database_url())
     if engine.dialect.name == "sqlite":
 
@@ -108,5 +204,265 @@ def create_store_engine(url: str | None = None) -> Engine:
             cursor.execute("PRAGMA busy_timeout=5000")
             cursor.close()
 
-    metadata.create_all(engine)
+    migrate(engine)
     return engine
+
+
+# --- conversations and messages ---------------------------------------------------------------
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _to_datetime(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One conversation's header (its messages are loaded separately)."""
+
+    id: str
+    title: str
+    provider: str
+    model: str
+    system_prompt: str
+    created: datetime
+    updated: datetime
+
+
+def _conversation(row: Any) -> Conversation:
+    return Conversation(
+        id=row.id,
+        title=row.title,
+        provider=row.provider,
+        model=row.model,
+        system_prompt=row.system_prompt,
+        created=_to_datetime(row.created_ms),
+        updated=_to_datetime(row.updated_ms),
+    )
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+class ConversationStore:
+    """Reads and writes conversations; every write is its own transaction, so a crash loses little."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    # conversations
+
+    def create(
+        self, title: str = "", provider: str = "", model: str = "", system_prompt: str = ""
+    ) -> Conversation:
+        """A new, empty conversation."""
+        now = _now_ms()
+        row = {
+            "id": str(uuid.uuid4()),
+            "title": title,
+            "provider": provider,
+            "model": model,
+            "system_prompt": system_prompt,
+            "created_ms": now,
+            "updated_ms": now,
+        }
+        with self.engine.begin() as conn:
+            conn.execute(insert(conversations).values(**row))
+        return self.get(str(row["id"]))
+
+    def get(self, conversation_id: str) -> Conversation:
+        """The conversation with this id, or `ConversationNotFoundError`."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(conversations).where(conversations.c.id == conversation_id)).first()
+        if row is None:
+            raise ConversationNotFoundError(f"No conversation with id {conversation_id!r}.")
+        return _conversation(row)
+
+    def exists(self, conversation_id: str) -> bool:
+        """Whether a conversation with this id is stored."""
+        with self.engine.connect() as conn:
+            found = conn.execute(
+                select(conversations.c.id).where(conversations.c.id == conversation_id)
+            ).first()
+        return found is not None
+
+    def list_conversations(self, search: str = "", limit: int = 200) -> list[Conversation]:
+        """Most recently updated first; `search` keeps titles that contain it (any case)."""
+        query = select(conversations).order_by(conversations.c.updated_ms.desc()).limit(limit)
+        if search.strip():
+            pattern = f"%{_escape_like(search.strip().lower())}%"
+            query = query.where(func.lower(conversations.c.title).like(pattern, escape="\\"))
+        with self.engine.connect() as conn:
+            return [_conversation(row) for row in conn.execute(query)]
+
+    def rename(self, conversation_id: str, title: str) -> None:
+        """Set the title."""
+        self._update(conversation_id, title=title)
+
+    def update_settings(
+        self,
+        conversation_id: str,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        system_prompt: str | None = None,
+    ) -> None:
+        """Record the provider, model or system prompt the conversation now uses."""
+        values = {"provider": provider, "model": model, "system_prompt": system_prompt}
+        self._update(conversation_id, **{key: value for key, value in values.items() if value is not None})
+
+    def _update(self, conversation_id: str, **values: Any) -> None:
+        with self.engine.begin() as conn:
+            result = conn.execute(
+                update(conversations)
+                .where(conversations.c.id == conversation_id)
+                .values(**values, updated_ms=_now_ms())
+            )
+        if result.rowcount == 0:
+            raise ConversationNotFoundError(f"No conversation with id {conversation_id!r}.")
+
+    def delete(self, conversation_id: str) -> None:
+        """Remove the conversation and its messages; its usage rows stay (money spent stays spent)."""
+        with self.engine.begin() as conn:
+            conn.execute(delete(messages).where(messages.c.conversation_id == conversation_id))
+            result = conn.execute(delete(conversations).where(conversations.c.id == conversation_id))
+        if result.rowcount == 0:
+            raise ConversationNotFoundError(f"No conversation with id {conversation_id!r}.")
+
+    # messages
+
+    def append_message(
+        self, conversation_id: str, message: AgentMessage, model: LlmModel | None = None
+    ) -> int:
+        """Save one finished message at the end (with its usage row if it is an assistant reply).
+
+        Returns its position. The message, its usage and the conversation's `updated` time are one
+        transaction: after a crash either all of them are there or none.
+        """
+        data = message.model_dump_json(by_alias=True)
+        for _attempt in range(3):
+            try:
+                with self.engine.begin() as conn:
+                    now = _now_ms()
+                    touched = conn.execute(
+                        update(conversations)
+                        .where(conversations.c.id == conversation_id)
+                        .values(updated_ms=now)
+                    )
+                    if touched.rowcount == 0:
+                        raise ConversationNotFoundError(
+                            f"No conversation with id {conversation_id!r}; the message was not saved."
+                        )
+                    last = conn.execute(
+                        select(func.max(messages.c.position)).where(
+                            messages.c.conversation_id == conversation_id
+                        )
+                    ).scalar()
+                    position = 0 if last is None else int(last) + 1
+                    conn.execute(
+                        insert(messages).values(
+                            conversation_id=conversation_id,
+                            position=position,
+                            role=message.role,
+                            data=data,
+                            created_ms=now,
+                        )
+                    )
+                    if isinstance(message, AssistantMessage | AssistantMessageToolCall):
+                        conn.execute(insert(usage).values(**usage_row(message, model, conversation_id)))
+                return position
+            except IntegrityError:
+                # Another writer (a second replica) took the same position; count again.
+                continue
+        raise StoreError(f"Could not append to conversation {conversation_id!r}: concurrent writers.")
+
+    def load_messages(self, conversation_id: str) -> list[AgentMessage]:
+        """The conversation's messages in order, as typed messages."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(messages.c.position, messages.c.data)
+                .where(messages.c.conversation_id == conversation_id)
+                .order_by(messages.c.position)
+            ).all()
+        loaded: list[AgentMessage] = []
+        for row in rows:
+            try:
+                loaded.append(_MESSAGES.validate_json(row.data))
+            except ValidationError as error:
+                raise StoreError(
+                    f"Message {row.position} of conversation {conversation_id!r} is not a valid "
+                    f"message: {error.errors()[0]['msg']}"
+                ) from error
+        return loaded
+
+    def truncate(self, conversation_id: str, keep: int) -> None:
+        """Keep only the first `keep` messages (to regenerate or resend from an earlier point)."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                delete(messages).where(
+                    messages.c.conversation_id == conversation_id, messages.c.position >= keep
+                )
+            )
+            conn.execute(
+                update(conversations)
+                .where(conversations.c.id == conversation_id)
+                .values(updated_ms=_now_ms())
+            )
+
+    def replace_messages(self, conversation_id: str, new_messages: Sequence[AgentMessage]) -> None:
+        """Store these messages as the whole conversation, without usage rows (used by import)."""
+        now = _now_ms()
+        with self.engine.begin() as conn:
+            conn.execute(delete(messages).where(messages.c.conversation_id == conversation_id))
+            if new_messages:
+                conn.execute(
+                    insert(messages),
+                    [
+                        {
+                            "conversation_id": conversation_id,
+                            "position": position,
+                            "role": message.role,
+                            "data": message.model_dump_json(by_alias=True),
+                            "created_ms": now,
+                        }
+                        for position, message in enumerate(new_messages)
+                    ],
+                )
+
+
+def usage_row(
+    message: AssistantMessage | AssistantMessageToolCall,
+    model: LlmModel | None,
+    conversation_id: str | None,
+) -> dict[str, Any]:
+    """The usage table's row for one assistant message."""
+    tokens = message.usage
+    cost = message.cost
+    if cost is None and model is not None and model.price_known:
+        cost = tokens.cost(model.cost)
+    return {
+        "created_ms": int(message.timestamp.timestamp() * 1000),
+        "conversation_id": conversation_id,
+        "provider": message.provider or (model.provider if model else ""),
+        "api": message.api or (model.api if model else ""),
+        "model": message.model or (model.id if model else ""),
+        "input_tokens": tokens.input_tokens,
+        "output_tokens": tokens.output_tokens,
+        "cache_read_tokens": tokens.cache_read_tokens,
+        "cache_write_tokens": tokens.cache_write_tokens,
+        "reasoning_tokens": tokens.reasoning_tokens,
+        "cost_input": cost.input if cost else 0.0,
+        "cost_output": cost.output if cost else 0.0,
+        "cost_cache_read": cost.cache_read if cost else 0.0,
+        "cost_cache_write": cost.cache_write if cost else 0.0,
+        "cost_total": cost.total if cost else 0.0,
+        "price_known": bool(model.price_known) if model is not None else False,
+        "latency_ms": message.duration_ms,
+        "ttft_ms": message.ttft_ms,
+        "stop_reason": message.stop_reason,
+        "error": message.error_message,
+    }

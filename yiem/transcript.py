@@ -1,0 +1,121 @@
+"""Conversations as files: JSON with the spec's field names (export and import) and Markdown."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic.alias_generators import to_camel
+
+from yiem.types import (
+    AgentMessage,
+    AssistantMessage,
+    AssistantMessageToolCall,
+    ImageContent,
+    ReasoningContent,
+    TextContent,
+    ToolResultMessage,
+    UserMessage,
+)
+
+EXPORT_FORMAT = "yiem.conversation"
+EXPORT_VERSION = 1
+
+_MESSAGE_LIST: TypeAdapter[list[AgentMessage]] = TypeAdapter(list[AgentMessage])
+
+
+class TranscriptError(ValueError):
+    """A file to import is not a yiem conversation export; the message says what is wrong."""
+
+
+class Transcript(BaseModel):
+    """A conversation as exported: its settings and its messages (API keys are never part of it)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, arbitrary_types_allowed=True)
+
+    format: str = EXPORT_FORMAT
+    version: int = EXPORT_VERSION
+    title: str = ""
+    provider: str = ""
+    model: str = ""
+    system_prompt: str = ""
+    messages: list[AgentMessage] = Field(default_factory=list)
+
+
+def export_json(transcript: Transcript) -> str:
+    """The transcript as indented JSON with the spec's camelCase field names."""
+    body = transcript.model_dump(mode="json", by_alias=True, exclude={"messages"})
+    body["messages"] = [message.to_json_dict() for message in transcript.messages]
+    return json.dumps(body, indent=2, ensure_ascii=False)
+
+
+def import_json(text: str | bytes) -> Transcript:
+    """Parse an export; `TranscriptError` names the first problem (and where it is)."""
+    try:
+        body = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise TranscriptError(f"The file is not JSON: {error}.") from error
+    if isinstance(body, list):
+        # A bare list of messages (what many tools export) is accepted too.
+        body = {"messages": body}
+    if not isinstance(body, dict):
+        raise TranscriptError("The file must hold a JSON object with a `messages` list.")
+    if body.get("format", EXPORT_FORMAT) != EXPORT_FORMAT:
+        raise TranscriptError(f"The file's format is {body.get('format')!r}, not {EXPORT_FORMAT!r}.")
+    if not isinstance(body.get("messages"), list):
+        raise TranscriptError("The file has no `messages` list.")
+    try:
+        messages = _MESSAGE_LIST.validate_python(body["messages"])
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"][:3])
+        raise TranscriptError(f"Message {where} is not valid: {first['msg']}.") from error
+    try:
+        return Transcript.model_validate({**body, "messages": messages})
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise TranscriptError(f"Field `{where}` is not valid: {first['msg']}.") from error
+
+
+def _blocks_markdown(content: Sequence[Any]) -> list[str]:
+    parts = []
+    for block in content:
+        if isinstance(block, TextContent):
+            parts.append(block.text)
+        elif isinstance(block, ReasoningContent):
+            quoted = "\n".join(f"> {line}" for line in block.text.splitlines())
+            parts.append(f"> **Reasoning**\n>\n{quoted}")
+        elif isinstance(block, ImageContent):
+            parts.append(f"*[image, {block.mime_type}]*")
+    return parts
+
+
+def export_markdown(transcript: Transcript) -> str:
+    """A readable Markdown rendering: one section per message, tool calls as JSON blocks."""
+    lines = [f"# {transcript.title or 'Conversation'}", ""]
+    if transcript.provider or transcript.model:
+        lines += [f"*Model: {transcript.provider} / {transcript.model}*", ""]
+    if transcript.system_prompt:
+        lines += ["## System", "", transcript.system_prompt, ""]
+    for message in transcript.messages:
+        if isinstance(message, UserMessage):
+            lines += ["## User", ""]
+            lines += _blocks_markdown(message.content)
+        elif isinstance(message, AssistantMessage | AssistantMessageToolCall):
+            lines += ["## Assistant", ""]
+            lines += _blocks_markdown(message.content)
+            if isinstance(message, AssistantMessageToolCall):
+                for call in message.tool_calls:
+                    arguments = json.dumps(call.arguments, indent=2, ensure_ascii=False)
+                    lines += [f"**Tool call** `{call.name}`", "", "```json", arguments, "```"]
+            if message.error_message:
+                lines += [f"**Error:** {message.error_message}"]
+        elif isinstance(message, ToolResultMessage):
+            status = "failed" if message.is_error else "result"
+            lines += [f"### Tool {status}: `{message.tool_name}`", ""]
+            lines += _blocks_markdown(message.content)
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
