@@ -1,0 +1,137 @@
+"""A small scripted HTTP server on 127.0.0.1 for the exact error paths a real provider rarely shows.
+
+Each request gets the next `Reply` of the script; every request is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One scripted answer: status, headers, body chunks (sent chunked, `delay` s apart).
+
+    `drop` cuts the connection after the chunks without ending the body; `repeat_forever`
+    keeps sending the last chunk until the client goes away.
+    """
+
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    chunks: list[bytes] = field(default_factory=list)
+    delay: float = 0.0
+    drop: bool = False
+    repeat_forever: bool = False
+    delay_headers: float = 0.0
+
+
+@dataclass
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+def sse(data: Any, event: str | None = None) -> bytes:
+    """One server-sent event with JSON (or raw string) data."""
+    text = data if isinstance(data, str) else json.dumps(data)
+    prefix = f"event: {event}\n" if event else ""
+    return f"{prefix}data: {text}\n\n".encode()
+
+
+def json_reply(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Reply:
+    """A plain JSON answer."""
+    return Reply(
+        status=status,
+        headers={"Content-Type": "application/json", **(headers or {})},
+        chunks=[json.dumps(data).encode()],
+    )
+
+
+def sse_reply(events: list[bytes], **kwargs: Any) -> Reply:
+    """An event-stream answer."""
+    return Reply(headers={"Content-Type": "text/event-stream"}, chunks=events, **kwargs)
+
+
+class ScriptedServer:
+    """Serves the scripted replies in order; `client_gone` is set when a client hung up mid-body."""
+
+    def __init__(self) -> None:
+        self.replies: list[Reply] = []
+        self.requests: list[RecordedRequest] = []
+        self.client_gone = threading.Event()
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                self._answer(None)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw) if raw else None
+                except ValueError:
+                    body = raw
+                self._answer(body)
+
+            def _answer(self, body: Any) -> None:
+                with server.lock:
+                    server.requests.append(RecordedRequest(self.path, dict(self.headers), body))
+                    reply = server.replies.pop(0) if server.replies else Reply(status=599)
+                time.sleep(reply.delay_headers)
+                self.send_response(reply.status)
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                try:
+                    self._body(reply)
+                except (BrokenPipeError, ConnectionResetError):
+                    server.client_gone.set()
+                    self.close_connection = True
+
+            def _body(self, reply: Reply) -> None:
+                chunks = list(reply.chunks)
+                index = 0
+                while index < len(chunks) or (reply.repeat_forever and chunks):
+                    chunk = chunks[min(index, len(chunks) - 1)]
+                    self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                    self.wfile.flush()
+                    index += 1
+                    if reply.delay:
+                        time.sleep(reply.delay)
+                if reply.drop:
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def script(self, *replies: Reply) -> None:
+        """Queue replies for the next requests."""
+        with self.lock:
+            self.replies.extend(replies)
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

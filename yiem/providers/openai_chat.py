@@ -1,0 +1,189 @@
+"""`OpenAIChatClient`: any server that speaks OpenAI's `/v1/chat/completions`, streamed or not."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+from httpx_sse import ServerSentEvent
+
+from yiem.llm import GenerationOptions, StreamEvent
+from yiem.openai_format import to_openai_messages, tools_to_openai
+from yiem.providers.http_client import (
+    DEFAULT_TIMEOUT,
+    HttpLlmClient,
+    HttpRequest,
+    ProviderStreamError,
+    provider_error_text,
+)
+from yiem.providers.message_builder import MessageBuilder
+from yiem.providers.retry import RetryPolicy
+from yiem.types import AgentContext, LlmModel, LlmUsage
+
+# finish_reason → stop_reason; `content_filter` is an error with its own message.
+_STOP_REASONS = {
+    "stop": "stop",
+    "length": "length",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+}
+
+
+def openai_usage(usage: dict[str, Any]) -> LlmUsage:
+    """OpenAI usage → LlmUsage: cached tokens move out of input, reasoning stays inside output."""
+    prompt = _int(usage.get("prompt_tokens"))
+    completion = _int(usage.get("completion_tokens"))
+    prompt_details = usage.get("prompt_tokens_details") or {}
+    completion_details = usage.get("completion_tokens_details") or {}
+    cached = _int(prompt_details.get("cached_tokens")) if isinstance(prompt_details, dict) else 0
+    reasoning = (
+        _int(completion_details.get("reasoning_tokens")) if isinstance(completion_details, dict) else 0
+    )
+    return LlmUsage(
+        input_tokens=max(prompt - cached, 0),
+        output_tokens=completion,
+        cache_read_tokens=cached,
+        reasoning_tokens=reasoning,
+    )
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+class OpenAIChatClient(HttpLlmClient):
+    """An OpenAI-compatible chat-completions client (OpenAI, OpenRouter, Groq, vLLM, Ollama, llama.cpp…).
+
+    `base_url` includes the version prefix (`https://api.openai.com/v1`); when None, each
+    model's own `base_url` is used.
+    """
+
+    provider_name = "openai-compatible"
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        headers: dict[str, str] | None = None,
+        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
+        retry: RetryPolicy | None = None,
+        *,
+        streaming: bool = True,
+        provider: str | None = None,
+        max_tokens_field: str = "max_tokens",
+        stream_usage: bool = True,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        super().__init__(
+            base_url,
+            api_key,
+            headers,
+            timeout,
+            retry,
+            streaming=streaming,
+            provider=provider,
+            http_client=http_client,
+        )
+        self.max_tokens_field = max_tokens_field
+        self.stream_usage = stream_usage
+
+    def build_request(
+        self, model: LlmModel, context: AgentContext, options: GenerationOptions, streaming: bool
+    ) -> HttpRequest:
+        headers = {"Accept": "text/event-stream" if streaming else "application/json", **self.headers}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        body: dict[str, Any] = {
+            "model": model.id,
+            "messages": to_openai_messages(context),
+            "stream": streaming,
+        }
+        if streaming and self.stream_usage:
+            body["stream_options"] = {"include_usage": True}
+        if context.tools:
+            body["tools"] = tools_to_openai(context.tools.values())
+        if options.temperature is not None:
+            body["temperature"] = options.temperature
+        if options.max_tokens is not None:
+            body[self.max_tokens_field] = options.max_tokens
+        return HttpRequest(f"{self._base(model)}/chat/completions", headers, body)
+
+    def read_events(
+        self, events: Iterator[ServerSentEvent], builder: MessageBuilder
+    ) -> Iterator[StreamEvent]:
+        for event in events:
+            data = event.data
+            if data.startswith("[DONE]"):
+                builder.complete = True
+                return
+            if not data:
+                continue
+            try:
+                chunk = json.loads(data)
+            except ValueError:
+                raise ProviderStreamError(f"malformed JSON in the stream: {data[:200]}") from None
+            if not isinstance(chunk, dict):
+                raise ProviderStreamError(f"unexpected data in the stream: {data[:200]}")
+            yield from self._read_chunk(chunk, builder, "delta")
+        # Some servers end without `[DONE]`; a finish_reason already says the reply is whole.
+        builder.complete = builder.complete or builder.stop_reason is not None
+
+    def read_body(self, data: Any, builder: MessageBuilder) -> Iterator[StreamEvent]:
+        if not isinstance(data, dict):
+            raise ProviderStreamError(f"unexpected response: {json.dumps(data)[:200]}")
+        if not data.get("choices") and "error" not in data:
+            raise ProviderStreamError(f"the response has no choices: {json.dumps(data)[:200]}")
+        yield from self._read_chunk(data, builder, "message")
+        builder.complete = True
+
+    def _read_chunk(self, chunk: dict[str, Any], builder: MessageBuilder, key: str) -> Iterator[StreamEvent]:
+        if chunk.get("error"):
+            raise ProviderStreamError(provider_error_text(json.dumps(chunk)))
+        if isinstance(chunk.get("model"), str) and chunk["model"]:
+            builder.model_id = chunk["model"]
+        usage = chunk.get("usage") or (chunk.get("x_groq") or {}).get("usage")
+        if isinstance(usage, dict):
+            builder.usage = openai_usage(usage)
+        choices = chunk.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            return
+        choice = choices[0]
+        delta = choice.get(key)
+        if isinstance(delta, dict):
+            # `reasoning_content` (DeepSeek, vLLM, llama.cpp) or `reasoning` (OpenRouter, Ollama).
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if isinstance(reasoning, str) and (thought := builder.reasoning(reasoning)) is not None:
+                yield thought
+            content = delta.get("content")
+            if isinstance(content, str) and (text := builder.text(content)) is not None:
+                yield text
+            tool_calls = delta.get("tool_calls")
+            if isinstance(tool_calls, list):
+                for position, call in enumerate(tool_calls):
+                    if isinstance(call, dict):
+                        yield self._tool_call_fragment(call, position, builder)
+        finish = choice.get("finish_reason")
+        if isinstance(finish, str) and finish:
+            if finish == "content_filter":
+                raise ProviderStreamError("the provider's content filter stopped the reply")
+            builder.stop_reason = _STOP_REASONS.get(finish, finish)
+
+    @staticmethod
+    def _tool_call_fragment(call: dict[str, Any], position: int, builder: MessageBuilder) -> StreamEvent:
+        index = call.get("index")
+        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        assert isinstance(function, dict)
+        arguments = function.get("arguments")
+        if isinstance(arguments, dict):
+            # A few servers send parsed arguments in non-streamed replies.
+            arguments = json.dumps(arguments)
+        call_id = call.get("id")
+        name = function.get("name")
+        return builder.tool_call(
+            index if isinstance(index, int) else position,
+            call_id if isinstance(call_id, str) else None,
+            name if isinstance(name, str) else None,
+            arguments if isinstance(arguments, str) else "",
+        )
