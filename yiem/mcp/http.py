@@ -1,0 +1,203 @@
+"""MCP over Streamable HTTP: each message is a POST whose reply is JSON or a stream of SSE events."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
+from typing import Any
+
+import httpx
+
+from yiem.mcp.errors import McpConnectionError, McpError, McpSessionExpiredError
+from yiem.mcp.transport import Message, OnFailure, OnMessage
+
+logger = logging.getLogger(__name__)
+
+ACCEPT = "application/json, text/event-stream"
+
+
+def iter_sse_data(lines: Iterator[str]) -> Iterator[str]:
+    """The `data` of each server-sent event; empty (priming) events are skipped."""
+    data: list[str] = []
+    for line in lines:
+        if not line:
+            if data:
+                joined = "\n".join(data)
+                data = []
+                if joined.strip():
+                    yield joined
+            continue
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(":")
+        if field == "data":
+            data.append(value[1:] if value.startswith(" ") else value)
+    if data and "\n".join(data).strip():
+        yield "\n".join(data)
+
+
+class HttpTransport:
+    """POSTs each message to `url`, keeping `Mcp-Session-Id`; replies are read in worker threads."""
+
+    def __init__(
+        self,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        *,
+        connect_timeout: float = 10.0,
+        max_workers: int = 8,
+    ) -> None:
+        self.url = url
+        self.label = url
+        self.headers = dict(headers or {})
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self._http = httpx.Client(
+            timeout=httpx.Timeout(connect=connect_timeout, read=None, write=30.0, pool=30.0),
+            limits=httpx.Limits(max_connections=max_workers + 4, max_keepalive_connections=max_workers + 4),
+        )
+        self._workers = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="mcp-http")
+        self._on_message: OnMessage | None = None
+        self._on_failure: OnFailure | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+
+    def start(self, on_message: OnMessage, on_failure: OnFailure) -> None:
+        self._on_message = on_message
+        self._on_failure = on_failure
+
+    def initialized(self, protocol_version: str) -> None:
+        self.protocol_version = protocol_version
+
+    def reset_session(self) -> None:
+        """Forget the session, so the next `initialize` starts a new one."""
+        self.session_id = None
+        self.protocol_version = None
+
+    def send(self, message: Message) -> None:
+        if self._closed:
+            raise McpConnectionError(f"the connection to MCP server {self.label} is closed")
+        if "method" in message and "id" in message:
+            # A request: its reply may stream for a long time, so a worker reads it.
+            self._workers.submit(self._post_request, message)
+        else:
+            # Notifications and our replies to the server: the server answers 202 at once.
+            with closing(self._post(message)) as response:
+                response.read()
+                if response.status_code >= 400 and message.get("method") != "notifications/cancelled":
+                    raise self._status_error(response, message)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        if self.session_id:
+            try:
+                self._http.delete(self.url, headers=self._headers(), timeout=5.0)
+            except httpx.HTTPError as exc:
+                logger.info("ending the MCP session at %s failed: %s", self.url, exc)
+        self._workers.shutdown(wait=False, cancel_futures=True)
+        self._http.close()
+
+    # --- internals ---------------------------------------------------------------------
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": ACCEPT, "Content-Type": "application/json", **self.headers}
+        if self.session_id:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        return headers
+
+    def _post(self, message: Message) -> httpx.Response:
+        body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+        try:
+            request = self._http.build_request("POST", self.url, content=body, headers=self._headers())
+            return self._http.send(request, stream=True)
+        except httpx.ConnectError as exc:
+            raise McpConnectionError(f"could not connect to MCP server {self.url}: {exc}") from exc
+        except httpx.HTTPError as exc:
+            raise McpConnectionError(f"request to MCP server {self.url} failed: {exc}") from exc
+
+    def _post_request(self, message: Message) -> None:
+        assert self._on_message is not None and self._on_failure is not None
+        request_id = message["id"]
+        try:
+            with closing(self._post(message)) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    raise self._status_error(response, message)
+                session_id = response.headers.get("mcp-session-id")
+                if session_id:
+                    self.session_id = session_id
+                content_type = response.headers.get("content-type", "")
+                if content_type.startswith("text/event-stream"):
+                    self._read_events(response, request_id)
+                else:
+                    response.read()
+                    if response.content.strip():
+                        self._deliver(response.json())
+        except McpError as exc:
+            self._on_failure(request_id, exc)
+        except (httpx.HTTPError, ValueError) as exc:
+            self._on_failure(
+                request_id, McpConnectionError(f"reading the reply of MCP server {self.url} failed: {exc}")
+            )
+        except Exception as exc:  # a worker must never die silently: the caller would wait forever
+            logger.exception("MCP HTTP worker failed")
+            self._on_failure(request_id, McpConnectionError(f"MCP HTTP transport failed: {exc}"))
+
+    def _read_events(self, response: httpx.Response, request_id: int | str) -> None:
+        for data in iter_sse_data(response.iter_lines()):
+            try:
+                payload = json.loads(data)
+            except ValueError:
+                logger.warning("MCP server %s sent an event that is not JSON: %.200r", self.url, data)
+                continue
+            answered = self._deliver(payload, request_id)
+            if answered:
+                return  # the reply to our request ends this stream
+        raise McpConnectionError(f"MCP server {self.url} ended the event stream before it answered")
+
+    def _deliver(self, payload: Any, request_id: int | str | None = None) -> bool:
+        assert self._on_message is not None
+        answered = False
+        for message in payload if isinstance(payload, list) else [payload]:
+            if not isinstance(message, dict):
+                continue
+            self._on_message(message)
+            if "method" not in message and message.get("id") == request_id:
+                answered = True
+        return answered
+
+    def _status_error(self, response: httpx.Response, message: Message) -> McpError:
+        status = response.status_code
+        text = response.text[:500]
+        # The spec says 404 for an unknown session; many servers say 400 with a message instead.
+        lost = status == 404 or (status == 400 and "session" in text.lower())
+        if lost and self.session_id and message.get("method") != "initialize":
+            return McpSessionExpiredError(f"MCP server {self.url} no longer knows session {self.session_id}")
+        error = _json_rpc_error(text)
+        if error is not None:
+            code, error_message, data = error
+            return McpError(code, f"MCP server {self.url} answered HTTP {status}: {error_message}", data)
+        hint = " (check the URL and its path, usually /mcp)" if status in (404, 405) else ""
+        if status in (401, 403):
+            hint = " (check the token or headers in the server's configuration)"
+        return McpConnectionError(f"MCP server {self.url} answered HTTP {status}{hint}: {text.strip()[:200]}")
+
+
+def _json_rpc_error(text: str) -> tuple[int, str, Any] | None:
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        return None
+    error = payload.get("error") if isinstance(payload, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("code"), int):
+        return error["code"], str(error.get("message", "")), error.get("data")
+    return None

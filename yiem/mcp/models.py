@@ -1,0 +1,199 @@
+"""What MCP servers send back, as pydantic models: tools, content blocks, resources, prompts."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+
+class McpModel(BaseModel):
+    """Base: PEP 8 names in Python, MCP's camelCase on the wire; unknown fields are kept."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+    def to_wire(self) -> dict[str, Any]:
+        """The MCP JSON shape (camelCase keys, unset fields left out)."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class ServerInfo(McpModel):
+    """The server's `serverInfo` from the initialize reply."""
+
+    name: str = ""
+    version: str = ""
+    title: str | None = None
+
+
+class McpTool(McpModel):
+    """One tool from `tools/list` (SP-009)."""
+
+    name: str
+    title: str | None = None
+    label: str | None = None
+    description: str = ""
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    output_schema: dict[str, Any] | None = None
+    annotations: dict[str, Any] | None = None
+
+    @property
+    def display_name(self) -> str:
+        """Title, else the annotations' title, else label, else name."""
+        annotated = (self.annotations or {}).get("title")
+        return self.title or (annotated if isinstance(annotated, str) else None) or self.label or self.name
+
+
+class ResourceContents(McpModel):
+    """The contents of one resource: `text`, or base64 `blob`."""
+
+    uri: str
+    mime_type: str | None = None
+    text: str | None = None
+    blob: str | None = None
+
+
+class TextBlock(McpModel):
+    type: Literal["text"] = "text"
+    text: str
+    annotations: dict[str, Any] | None = None
+
+
+class ImageBlock(McpModel):
+    type: Literal["image"] = "image"
+    data: str
+    mime_type: str
+    annotations: dict[str, Any] | None = None
+
+
+class AudioBlock(McpModel):
+    type: Literal["audio"] = "audio"
+    data: str
+    mime_type: str
+    annotations: dict[str, Any] | None = None
+
+
+class ResourceLinkBlock(McpModel):
+    type: Literal["resource_link"] = "resource_link"
+    uri: str
+    name: str = ""
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+    annotations: dict[str, Any] | None = None
+
+
+class EmbeddedResourceBlock(McpModel):
+    type: Literal["resource"] = "resource"
+    resource: ResourceContents
+    annotations: dict[str, Any] | None = None
+
+
+class UnknownBlock(McpModel):
+    """A content type this client does not know; its fields are kept as extras."""
+
+    type: str
+
+
+ContentBlock = TextBlock | ImageBlock | AudioBlock | ResourceLinkBlock | EmbeddedResourceBlock | UnknownBlock
+
+_BLOCK_TYPES: dict[str, type[McpModel]] = {
+    "text": TextBlock,
+    "image": ImageBlock,
+    "audio": AudioBlock,
+    "resource_link": ResourceLinkBlock,
+    "resource": EmbeddedResourceBlock,
+}
+
+
+def parse_content_block(raw: Any) -> ContentBlock:
+    """One content block; a type this client does not know is kept as an `UnknownBlock`."""
+    if not isinstance(raw, dict):
+        return UnknownBlock(type="invalid", value=raw)
+    model = _BLOCK_TYPES.get(str(raw.get("type")), UnknownBlock)
+    try:
+        return model.model_validate(raw)  # type: ignore[return-value]
+    except ValueError:
+        # A known type with missing fields is shown as it came, not dropped.
+        return UnknownBlock.model_validate({**raw, "type": str(raw.get("type"))})
+
+
+class CallToolResult(McpModel):
+    """The outcome of `tools/call` (SP-010): content blocks, structured content, error flag."""
+
+    content: list[ContentBlock] = Field(default_factory=list)
+    structured_content: Any = None
+    is_error: bool = False
+
+    @classmethod
+    def from_wire(cls, result: dict[str, Any]) -> CallToolResult:
+        """Parse a `tools/call` result, keeping unknown content blocks."""
+        blocks = result.get("content")
+        return cls(
+            content=[parse_content_block(block) for block in blocks] if isinstance(blocks, list) else [],
+            structured_content=result.get("structuredContent"),
+            is_error=bool(result.get("isError", False)),
+        )
+
+    @property
+    def text(self) -> str:
+        """The text blocks joined by newlines."""
+        return "\n".join(block.text for block in self.content if isinstance(block, TextBlock))
+
+
+class McpResource(McpModel):
+    """One resource from `resources/list`."""
+
+    uri: str
+    name: str = ""
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+
+
+class PromptArgument(McpModel):
+    name: str
+    description: str | None = None
+    required: bool = False
+
+
+class McpPrompt(McpModel):
+    """One prompt template from `prompts/list`."""
+
+    name: str
+    title: str | None = None
+    description: str | None = None
+    arguments: list[PromptArgument] = Field(default_factory=list)
+
+
+class PromptMessage(McpModel):
+    role: str
+    content: ContentBlock
+
+    @classmethod
+    def from_wire(cls, raw: dict[str, Any]) -> PromptMessage:
+        return cls(role=str(raw.get("role", "user")), content=parse_content_block(raw.get("content")))
+
+
+class GetPromptResult(McpModel):
+    """A prompt filled with its arguments: `prompts/get`."""
+
+    description: str | None = None
+    messages: list[PromptMessage] = Field(default_factory=list)
+
+
+class McpProgress(McpModel):
+    """A `notifications/progress` for one request."""
+
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+
+class McpNotification(McpModel):
+    """A notification from the server, as the event sink receives it."""
+
+    method: str
+    params: dict[str, Any] = Field(default_factory=dict)
