@@ -13,6 +13,7 @@ from yiem.events import (
     TurnEndEvent,
     TurnStartEvent,
 )
+from yiem.extract import extract_assistant_message
 from yiem.llm import (
     GenerationOptions,
     LlmClient,
@@ -24,6 +25,7 @@ from yiem.llm import (
     ToolCallDelta,
 )
 from yiem.openai_format import content_to_blocks, message_to_openai, to_openai_messages, tool_to_openai
+from yiem.scripted_llm import ScriptedLlm, ScriptedRequest
 from yiem.types import (
     AbortSignal,
     AfterToolCallContext,
@@ -83,6 +85,8 @@ __all__ = [
     "ModelCost",
     "ReasoningContent",
     "ReasoningDelta",
+    "ScriptedLlm",
+    "ScriptedRequest",
     "StreamDone",
     "StreamEvent",
     "StreamStart",
@@ -100,6 +104,7 @@ __all__ = [
     "UsageCost",
     "UserMessage",
     "content_to_blocks",
+    "extract_assistant_message",
     "message_to_openai",
     "to_openai_messages",
     "tool_to_openai",
