@@ -1,6 +1,19 @@
 """A synchronous MCP client (stdio and Streamable HTTP) and the mcp.json configuration."""
 
-from yiem.mcp.client import McpClient
+from yiem.mcp.client import PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, McpClient
+from yiem.mcp.config import (
+    HttpServerConfig,
+    McpConfig,
+    McpConfigError,
+    McpServerConfig,
+    StdioServerConfig,
+    connect_server,
+    load_mcp_config,
+    parse_mcp_config,
+    parse_server_entry,
+    resolve_server,
+    save_mcp_config,
+)
 from yiem.mcp.errors import (
     McpCancelledError,
     McpConnectionError,
@@ -31,14 +44,19 @@ from yiem.mcp.models import (
 )
 
 __all__ = [
+    "PROTOCOL_VERSION",
+    "SUPPORTED_PROTOCOL_VERSIONS",
     "AudioBlock",
     "CallToolResult",
     "ContentBlock",
     "EmbeddedResourceBlock",
     "GetPromptResult",
+    "HttpServerConfig",
     "ImageBlock",
     "McpCancelledError",
     "McpClient",
+    "McpConfig",
+    "McpConfigError",
     "McpConnectionError",
     "McpError",
     "McpNotification",
@@ -46,6 +64,7 @@ __all__ = [
     "McpPrompt",
     "McpProtocolError",
     "McpResource",
+    "McpServerConfig",
     "McpSessionExpiredError",
     "McpTimeoutError",
     "McpTool",
@@ -54,6 +73,13 @@ __all__ = [
     "ResourceContents",
     "ResourceLinkBlock",
     "ServerInfo",
+    "StdioServerConfig",
     "TextBlock",
     "UnknownBlock",
+    "connect_server",
+    "load_mcp_config",
+    "parse_mcp_config",
+    "parse_server_entry",
+    "resolve_server",
+    "save_mcp_config",
 ]

@@ -1,0 +1,151 @@
+"""mcp.json: the `mcpServers` format, `${VAR}` expansion, errors naming entry and field, saving back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.mcp import StdioServer
+from yiem.mcp import (
+    HttpServerConfig,
+    McpConfig,
+    McpConfigError,
+    StdioServerConfig,
+    connect_server,
+    load_mcp_config,
+    parse_mcp_config,
+    resolve_server,
+    save_mcp_config,
+)
+
+CLAUDE_DESKTOP = {
+    "mcpServers": {
+        "everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]},
+        "github": {
+            "type": "http",
+            "url": "https://api.example.com/mcp",
+            "headers": {"Authorization": "Bearer ${GITHUB_TOKEN}"},
+        },
+        "memory": {"command": "mcp-server-memory", "env": {"MEMORY_FILE_PATH": "${HOME}/memory.jsonl"}},
+        "legacy": {"type": "streamable-http", "url": "http://127.0.0.1:3001/mcp", "disabled": True},
+    }
+}
+
+
+def test_reads_the_claude_desktop_format(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps(CLAUDE_DESKTOP))
+    config = load_mcp_config(path)
+    assert list(config.servers) == ["everything", "github", "memory", "legacy"]
+    everything = config.servers["everything"]
+    assert isinstance(everything, StdioServerConfig)
+    assert everything.args == ["-y", "@modelcontextprotocol/server-everything"]
+    github = config.servers["github"]
+    assert isinstance(github, HttpServerConfig)
+    assert github.headers["Authorization"] == "Bearer ${GITHUB_TOKEN}"  # expanded only on use
+    assert config.servers["legacy"].type == "streamable-http"
+    assert config.allow_stdio_from_ui is False
+
+
+def test_missing_file_is_empty(tmp_path: Path) -> None:
+    assert load_mcp_config(tmp_path / "nope.json").servers == {}
+
+
+def test_vars_are_expanded_from_the_environment() -> None:
+    config = parse_mcp_config(CLAUDE_DESKTOP)
+    github = resolve_server("github", config.servers["github"], {"GITHUB_TOKEN": "t0k"})
+    assert isinstance(github, HttpServerConfig)
+    assert github.headers == {"Authorization": "Bearer t0k"}
+    memory = resolve_server("memory", config.servers["memory"], {"HOME": "/home/ada"})
+    assert isinstance(memory, StdioServerConfig)
+    assert memory.env == {"MEMORY_FILE_PATH": "/home/ada/memory.jsonl"}
+
+
+def test_var_default() -> None:
+    entry = parse_mcp_config({"mcpServers": {"x": {"url": "http://127.0.0.1:${PORT:-3001}/mcp"}}}).servers[
+        "x"
+    ]
+    resolved = resolve_server("x", entry, {})
+    assert isinstance(resolved, HttpServerConfig)
+    assert resolved.url == "http://127.0.0.1:3001/mcp"
+
+
+def test_unset_var_names_entry_field_and_variable() -> None:
+    config = parse_mcp_config(CLAUDE_DESKTOP)
+    with pytest.raises(McpConfigError) as caught:
+        resolve_server("github", config.servers["github"], {})
+    message = str(caught.value)
+    assert "'github'" in message and "headers.Authorization" in message and "GITHUB_TOKEN" in message
+
+
+@pytest.mark.parametrize(
+    ("servers", "expected"),
+    [
+        ({"a": {"command": "x", "args": "not-a-list"}}, ["'a'", "'args'"]),
+        ({"b": {"url": "ftp://nope"}}, ["'b'", "'url'"]),
+        ({"c": {"args": ["x"]}}, ["'c'", "'command'", "'url'"]),
+        ({"d": {"type": "sse", "url": "http://127.0.0.1/sse"}}, ["'d'", "'type'", "Streamable HTTP"]),
+        ({"e": {"type": "websocket", "url": "ws://x"}}, ["'e'", "'type'"]),
+        ({"f": {"command": "x", "env": {"A": 1}}}, ["'f'", "env.A"]),
+        ({"g": "npx"}, ["'g'"]),
+    ],
+)
+def test_bad_entries_name_entry_and_field(servers: dict[str, object], expected: list[str]) -> None:
+    with pytest.raises(McpConfigError) as caught:
+        parse_mcp_config({"mcpServers": servers}, "mcp.json")
+    for part in expected:
+        assert part in str(caught.value)
+
+
+def test_bad_json_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text('{"mcpServers": {')
+    with pytest.raises(McpConfigError, match=r"mcp\.json is not valid JSON"):
+        load_mcp_config(path)
+
+
+def test_save_round_trips_and_keeps_unknown_fields(tmp_path: Path) -> None:
+    source = {**CLAUDE_DESKTOP, "otherTool": {"keep": True}}
+    config = parse_mcp_config(source)
+    path = tmp_path / "sub" / "mcp.json"
+    save_mcp_config(path, config)
+    saved = json.loads(path.read_text())
+    assert saved["otherTool"] == {"keep": True}
+    assert saved["mcpServers"]["github"]["headers"]["Authorization"] == "Bearer ${GITHUB_TOKEN}"
+    assert saved["mcpServers"]["legacy"]["disabled"] is True
+    assert load_mcp_config(path) == config
+    assert list(tmp_path.joinpath("sub").iterdir()) == [path]  # no temp file left behind
+
+
+def test_save_added_entry_and_flag(tmp_path: Path) -> None:
+    config = McpConfig(allow_stdio_from_ui=True)
+    config.servers["time"] = StdioServerConfig(command="mcp-server-time", args=["--local-timezone", "UTC"])
+    config.servers["remote"] = HttpServerConfig(url="https://example.com/mcp")
+    path = tmp_path / "mcp.json"
+    save_mcp_config(path, config)
+    assert json.loads(path.read_text()) == {
+        "mcpServers": {
+            "time": {"command": "mcp-server-time", "args": ["--local-timezone", "UTC"]},
+            "remote": {"type": "http", "url": "https://example.com/mcp"},
+        },
+        "allow_stdio_from_ui": True,
+    }
+    assert load_mcp_config(path).allow_stdio_from_ui is True
+
+
+def test_connect_server_from_config(time_stdio: StdioServer, everything_http_url: str) -> None:
+    config = parse_mcp_config(
+        {
+            "mcpServers": {
+                "time": {"command": "${TIME_BIN}", "args": list(time_stdio.args)},
+                "everything": {"type": "http", "url": "${EVERYTHING_URL}"},
+            }
+        }
+    )
+    environ = {"TIME_BIN": time_stdio.command, "EVERYTHING_URL": everything_http_url}
+    with connect_server("time", config.servers["time"], environ) as client:
+        assert client.server_info.name == "mcp-time"
+    with connect_server("everything", config.servers["everything"], environ) as client:
+        assert client.call_tool("get-sum", {"a": 1, "b": 1}).text == "The sum of 1 and 1 is 2."

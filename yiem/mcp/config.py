@@ -1,0 +1,222 @@
+"""mcp.json in the `mcpServers` format of Claude Desktop, Cursor and VS Code: read, expand, save."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from yiem.mcp.client import McpClient
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class McpConfigError(ValueError):
+    """mcp.json is unreadable or an entry is wrong; the message names the file, entry and field."""
+
+
+class StdioServerConfig(BaseModel):
+    """A server started as a child process and spoken to over stdin and stdout."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["stdio"] = "stdio"
+    command: str = Field(min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+
+
+class HttpServerConfig(BaseModel):
+    """A server reached over Streamable HTTP at `url`."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["http", "streamable-http"] = "http"
+    url: str
+    headers: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, url: str) -> str:
+        # A `${VAR}` may hold the whole URL; it is checked again once expanded.
+        if not url.startswith(("http://", "https://", "${")):
+            raise ValueError(f"must start with http:// or https:// (got {url!r})")
+        return url
+
+
+McpServerConfig = StdioServerConfig | HttpServerConfig
+
+
+class McpConfig(BaseModel):
+    """The servers of one mcp.json, in file order, with `${VAR}` left unexpanded."""
+
+    model_config = ConfigDict(extra="allow")
+
+    servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    # Whether people using the app may add servers that run commands on this machine.
+    allow_stdio_from_ui: bool = False
+
+
+def parse_server_entry(name: str, raw: Any, source: str = "mcp.json") -> McpServerConfig:
+    """One `mcpServers` entry; the kind comes from `type`, else from `command` or `url`."""
+    where = f"{source}: server {name!r}"
+    if not isinstance(raw, dict):
+        raise McpConfigError(f"{where} must be an object with a command or a url")
+    kind = raw.get("type")
+    if kind is None:
+        kind = "stdio" if "command" in raw else "http" if "url" in raw else None
+    if kind == "sse":
+        raise McpConfigError(
+            f"{where}: field 'type' is 'sse', the old HTTP+SSE transport, which yiem does not speak; "
+            "use the server's Streamable HTTP endpoint (type 'http')"
+        )
+    model: type[StdioServerConfig] | type[HttpServerConfig]
+    if kind == "stdio":
+        model = StdioServerConfig
+    elif kind in ("http", "streamable-http"):
+        model = HttpServerConfig
+    elif kind is None:
+        raise McpConfigError(f"{where} needs a 'command' (stdio) or a 'url' (http)")
+    else:
+        raise McpConfigError(f"{where}: field 'type' is {kind!r}; use 'stdio', 'http' or 'streamable-http'")
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise McpConfigError(_describe(where, exc)) from exc
+
+
+def parse_mcp_config(data: Any, source: str = "mcp.json") -> McpConfig:
+    """Validate parsed mcp.json data."""
+    if not isinstance(data, dict):
+        raise McpConfigError(f"{source} must hold a JSON object with an 'mcpServers' object")
+    servers = data.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise McpConfigError(f"{source}: field 'mcpServers' must be an object of name → server")
+    allow = data.get("allow_stdio_from_ui", False)
+    if not isinstance(allow, bool):
+        raise McpConfigError(f"{source}: field 'allow_stdio_from_ui' must be true or false")
+    extra = {key: value for key, value in data.items() if key not in ("mcpServers", "allow_stdio_from_ui")}
+    return McpConfig(
+        servers={name: parse_server_entry(name, raw, source) for name, raw in servers.items()},
+        allow_stdio_from_ui=allow,
+        **extra,
+    )
+
+
+def load_mcp_config(path: str | Path) -> McpConfig:
+    """Read mcp.json; a missing file is an empty configuration."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return McpConfig()
+    except OSError as exc:
+        raise McpConfigError(f"cannot read {path}: {exc.strerror}") from exc
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise McpConfigError(f"{path} is not valid JSON: {exc}") from exc
+    return parse_mcp_config(data, str(path))
+
+
+def config_to_json(config: McpConfig) -> dict[str, Any]:
+    """The mcp.json shape of `config`, `${VAR}` references kept as written."""
+    data: dict[str, Any] = dict(config.model_extra or {})
+    data["mcpServers"] = {
+        name: entry.model_dump(mode="json", exclude_defaults=True) | _kept_type(entry)
+        for name, entry in config.servers.items()
+    }
+    if config.allow_stdio_from_ui:
+        data["allow_stdio_from_ui"] = True
+    return data
+
+
+def save_mcp_config(path: str | Path, config: McpConfig) -> None:
+    """Write `config` to `path` atomically, so a crash never leaves half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(config_to_json(config), indent=2, ensure_ascii=False) + "\n"
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def expand_vars(value: str, field: str, environ: Mapping[str, str]) -> str:
+    """`${VAR}` and `${VAR:-default}` from `environ`; an unset variable without default is an error."""
+
+    def replace(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in environ:
+            return environ[name]
+        if default is not None:
+            return default
+        raise McpConfigError(
+            f"field {field!r} uses ${{{name}}}, but the environment variable {name} is not set"
+        )
+
+    return _VAR.sub(replace, value)
+
+
+def resolve_server(
+    name: str, entry: McpServerConfig, environ: Mapping[str, str] | None = None
+) -> McpServerConfig:
+    """A copy of `entry` with every `${VAR}` expanded; errors name the entry and field."""
+    env = os.environ if environ is None else environ
+    try:
+        if isinstance(entry, StdioServerConfig):
+            return entry.model_copy(
+                update={
+                    "command": expand_vars(entry.command, "command", env),
+                    "args": [expand_vars(arg, f"args[{i}]", env) for i, arg in enumerate(entry.args)],
+                    "env": {key: expand_vars(value, f"env.{key}", env) for key, value in entry.env.items()},
+                    "cwd": expand_vars(entry.cwd, "cwd", env) if entry.cwd else None,
+                }
+            )
+        url = expand_vars(entry.url, "url", env)
+        if not url.startswith(("http://", "https://")):
+            raise McpConfigError(f"field 'url' must start with http:// or https:// (got {url!r})")
+        return entry.model_copy(
+            update={
+                "url": url,
+                "headers": {
+                    key: expand_vars(value, f"headers.{key}", env) for key, value in entry.headers.items()
+                },
+            }
+        )
+    except McpConfigError as exc:
+        raise McpConfigError(f"server {name!r}: {exc}") from None
+
+
+def connect_server(
+    name: str, entry: McpServerConfig, environ: Mapping[str, str] | None = None, **options: Any
+) -> McpClient:
+    """Expand `entry` and open a session with it; `options` go to `McpClient`."""
+    resolved = resolve_server(name, entry, environ)
+    if isinstance(resolved, StdioServerConfig):
+        return McpClient.stdio(resolved.command, resolved.args, resolved.env, resolved.cwd, **options)
+    return McpClient.http(resolved.url, resolved.headers, **options)
+
+
+def _kept_type(entry: McpServerConfig) -> dict[str, str]:
+    # `type` is written for HTTP entries (other tools need it); stdio is implied by `command`.
+    return {"type": entry.type} if isinstance(entry, HttpServerConfig) else {}
+
+
+def _describe(where: str, exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors():
+        field = ".".join(str(part) for part in error["loc"]) or "entry"
+        problems.append(f"field {field!r}: {error['msg'].removeprefix('Value error, ')}")
+    return f"{where}: " + "; ".join(problems)
