@@ -1,0 +1,549 @@
+"""The Costs page's aggregations over the usage table, pushed down to SQL (SQLite and PostgreSQL).
+
+One grouped query (the "cube": bucket x provider x model x stop reason x price known) feeds the
+headline, the charts and every low-cardinality breakdown, so a page view reads the filtered rows
+once; conversations, medians and the previous period's totals are one query each.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, Literal
+from zoneinfo import ZoneInfo
+
+from pydantic import BaseModel, Field
+from sqlalchemy import (
+    ColumnElement,
+    Engine,
+    and_,
+    case,
+    func,
+    literal,
+    select,
+    true,
+)
+
+from yiem.store import conversations, usage
+
+HOUR_MS = 3_600_000
+DAY_MS = 86_400_000
+# Above this many requests a median is read from an evenly spread sample of them (by id), so the
+# page never pulls every latency out of the database; at or below it the median is exact.
+MEDIAN_SAMPLE = 20_000
+ERROR_STOP_REASON = "error"
+
+Granularity = Literal["hour", "day"]
+
+
+class UsageFilterError(ValueError):
+    """A filter the dashboard cannot apply (e.g. a range that ends before it starts)."""
+
+
+@dataclass(frozen=True)
+class UsageFilter:
+    """Which usage rows to aggregate: a half-open time range and optional dimensions."""
+
+    start_ms: int | None = None
+    end_ms: int | None = None  # exclusive
+    providers: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    conversation_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.start_ms is not None and self.end_ms is not None and self.end_ms <= self.start_ms:
+            raise UsageFilterError("The date range ends before it starts; pick an end after the start.")
+
+    def previous(self) -> UsageFilter | None:
+        """The same filter over the period of the same length just before this one."""
+        if self.start_ms is None or self.end_ms is None:
+            return None
+        length = self.end_ms - self.start_ms
+        return replace(self, start_ms=self.start_ms - length, end_ms=self.start_ms)
+
+    def where(self) -> ColumnElement[bool]:
+        """The SQL condition for these rows."""
+        parts: list[ColumnElement[bool]] = []
+        if self.start_ms is not None:
+            parts.append(usage.c.created_ms >= self.start_ms)
+        if self.end_ms is not None:
+            parts.append(usage.c.created_ms < self.end_ms)
+        if self.providers:
+            parts.append(usage.c.provider.in_(self.providers))
+        if self.models:
+            parts.append(usage.c.model.in_(self.models))
+        if self.conversation_id is not None:
+            parts.append(usage.c.conversation_id == self.conversation_id)
+        return and_(true(), *parts)
+
+
+def local_day_range(first: date, last: date, tz: str) -> tuple[int, int]:
+    """Epoch ms of local midnight starting `first` and of the one ending `last` (inclusive days)."""
+    if last < first:
+        raise UsageFilterError(f"The date range ends ({last}) before it starts ({first}).")
+    zone = _zone(tz)
+    start = datetime(first.year, first.month, first.day, tzinfo=zone)
+    after = last + timedelta(days=1)
+    end = datetime(after.year, after.month, after.day, tzinfo=zone)
+    return int(start.timestamp() * 1000), int(end.timestamp() * 1000)
+
+
+def _zone(tz: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(tz)
+    except (KeyError, ValueError) as exc:
+        raise UsageFilterError(f"Unknown time zone {tz!r}; use an IANA name such as 'Europe/Paris'.") from exc
+
+
+class Totals(BaseModel):
+    """Sums over a set of usage rows; dollars count only rows whose price is known."""
+
+    requests: int = 0
+    errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost_input: float = 0.0
+    cost_output: float = 0.0
+    cost_cache_read: float = 0.0
+    cost_cache_write: float = 0.0
+    cost_total: float = 0.0
+    unpriced_requests: int = 0
+    unpriced_tokens: int = 0
+
+    def __add__(self, other: Totals) -> Totals:
+        return Totals(**{name: getattr(self, name) + getattr(other, name) for name in Totals.model_fields})
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Every input token: fresh input, cache reads and cache writes."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.output_tokens
+
+    @property
+    def cache_share(self) -> float | None:
+        """The share of input tokens served from the cache (None with no input)."""
+        return self.cache_read_tokens / self.prompt_tokens if self.prompt_tokens else None
+
+    @property
+    def error_rate(self) -> float | None:
+        return self.errors / self.requests if self.requests else None
+
+
+class Headline(BaseModel):
+    """The figures at the top of the page for one period."""
+
+    totals: Totals = Field(default_factory=Totals)
+    median_latency_ms: float | None = None
+    median_ttft_ms: float | None = None
+
+
+class HeadlineChange(BaseModel):
+    """This period's headline and the previous period's, for the deltas."""
+
+    current: Headline
+    previous: Headline | None = None
+
+    def change(self, metric: str) -> float | None:
+        """Relative change of a headline metric (0.25 = +25 %); None when there is nothing to compare."""
+        if self.previous is None:
+            return None
+        now, before = _metric(self.current, metric), _metric(self.previous, metric)
+        if now is None or before is None or before == 0:
+            return None
+        return (now - before) / before
+
+
+def _metric(headline: Headline, metric: str) -> float | None:
+    if metric in ("median_latency_ms", "median_ttft_ms"):
+        value: Any = getattr(headline, metric)
+    else:
+        value = getattr(headline.totals, metric)
+    return None if value is None else float(value)
+
+
+class CubeRow(BaseModel):
+    """Totals of one (bucket, provider, model, stop reason, price known) group."""
+
+    bucket: datetime  # local wall-clock start of the hour or day, naive
+    provider: str
+    model: str
+    stop_reason: str
+    price_known: bool
+    totals: Totals
+
+
+class BreakdownRow(BaseModel):
+    """One line of a breakdown table."""
+
+    key: str
+    label: str
+    totals: Totals
+    conversation_id: str | None = None
+    last_ms: int | None = None
+
+
+class Summary(BaseModel):
+    """Everything the page draws from the cube for one filter."""
+
+    granularity: Granularity
+    tz: str
+    rows: list[CubeRow]
+
+    def totals(self) -> Totals:
+        return sum((row.totals for row in self.rows), Totals())
+
+    def breakdown(self, by: Literal["provider", "model", "stop_reason"]) -> list[BreakdownRow]:
+        """Totals per provider, per provider/model, or per stop reason, most expensive first."""
+        groups: dict[str, BreakdownRow] = {}
+        for row in self.rows:
+            if by == "model":
+                key, label = f"{row.provider}/{row.model}", row.model
+            else:
+                key = label = getattr(row, by)
+            found = groups.get(key)
+            if found is None:
+                groups[key] = BreakdownRow(key=key, label=label, totals=row.totals)
+            else:
+                found.totals = found.totals + row.totals
+        return sorted(groups.values(), key=lambda r: (-r.totals.cost_total, -r.totals.requests, r.key))
+
+    def series(self) -> list[CubeRow]:
+        """Per bucket and provider/model totals (stop reasons folded), in time order."""
+        groups: dict[tuple[datetime, str, str], CubeRow] = {}
+        for row in self.rows:
+            key = (row.bucket, row.provider, row.model)
+            found = groups.get(key)
+            if found is None:
+                groups[key] = row.model_copy(update={"stop_reason": "", "price_known": row.price_known})
+            else:
+                found.totals = found.totals + row.totals
+                found.price_known = found.price_known and row.price_known
+        return sorted(groups.values(), key=lambda r: (r.bucket, r.provider, r.model))
+
+
+def _sums() -> list[ColumnElement[Any]]:
+    priced = usage.c.price_known == true()
+    return [
+        func.count().label("requests"),
+        func.sum(case((usage.c.stop_reason == ERROR_STOP_REASON, 1), else_=0)).label("errors"),
+        func.sum(usage.c.input_tokens).label("input_tokens"),
+        func.sum(usage.c.output_tokens).label("output_tokens"),
+        func.sum(usage.c.cache_read_tokens).label("cache_read_tokens"),
+        func.sum(usage.c.cache_write_tokens).label("cache_write_tokens"),
+        func.sum(usage.c.reasoning_tokens).label("reasoning_tokens"),
+        func.sum(case((priced, usage.c.cost_input), else_=0.0)).label("cost_input"),
+        func.sum(case((priced, usage.c.cost_output), else_=0.0)).label("cost_output"),
+        func.sum(case((priced, usage.c.cost_cache_read), else_=0.0)).label("cost_cache_read"),
+        func.sum(case((priced, usage.c.cost_cache_write), else_=0.0)).label("cost_cache_write"),
+        func.sum(case((priced, usage.c.cost_total), else_=0.0)).label("cost_total"),
+        func.sum(case((priced, 0), else_=1)).label("unpriced_requests"),
+        func.sum(case((priced, 0), else_=_row_tokens())).label("unpriced_tokens"),
+    ]
+
+
+def _row_tokens() -> ColumnElement[Any]:
+    c = usage.c
+    return c.input_tokens + c.output_tokens + c.cache_read_tokens + c.cache_write_tokens
+
+
+def _totals(mapping: Any) -> Totals:
+    values = {name: mapping[name] for name in Totals.model_fields}
+    return Totals(**{k: (v or 0) for k, v in values.items()})
+
+
+def offset_transitions(tz: str, start_ms: int, end_ms: int) -> list[tuple[int, int]]:
+    """The zone's UTC offsets (ms) over [start_ms, end_ms) as (from_ms, offset_ms), in order.
+
+    Offsets are probed daily and each change is pinned to the millisecond by bisection, so a DST
+    change inside the range splits it exactly where the zone's clocks change.
+    """
+    zone = _zone(tz)
+
+    def offset_at(ms: int) -> int:
+        delta = datetime.fromtimestamp(ms / 1000, tz=UTC).astimezone(zone).utcoffset()
+        return int(delta.total_seconds() * 1000) if delta else 0
+
+    spans = [(start_ms, offset_at(start_ms))]
+    probe = start_ms
+    while probe < end_ms:
+        nxt = min(probe + DAY_MS, end_ms)
+        if offset_at(nxt) != spans[-1][1]:
+            low, high = probe, nxt  # the offset changes in (low, high]: find the first ms that differs
+            while high - low > 1:
+                mid = (low + high) // 2
+                if offset_at(mid) == spans[-1][1]:
+                    low = mid
+                else:
+                    high = mid
+            if high < end_ms:
+                spans.append((high, offset_at(high)))
+        probe = nxt
+    return spans
+
+
+def _local_bucket(tz: str, start_ms: int, end_ms: int, size_ms: int) -> ColumnElement[Any]:
+    """The local wall-clock bucket number of each row: (created_ms + zone offset) // size_ms."""
+    spans = offset_transitions(tz, start_ms, end_ms)
+    offset: ColumnElement[Any]
+    if len(spans) == 1:
+        offset = literal(spans[0][1])
+    else:
+        whens = [(usage.c.created_ms < spans[i + 1][0], spans[i][1]) for i in range(len(spans) - 1)]
+        offset = case(*whens, else_=spans[-1][1])
+    # Times are after 1970, so integer division truncates the same way as floor on both dialects.
+    return (usage.c.created_ms + offset) // size_ms
+
+
+def data_range(engine: Engine, flt: UsageFilter | None = None) -> tuple[int, int] | None:
+    """Epoch ms of the first and just after the last usage row (under `flt`), or None with none."""
+    condition = flt.where() if flt is not None else true()
+    with engine.connect() as conn:
+        low, high = conn.execute(
+            select(func.min(usage.c.created_ms), func.max(usage.c.created_ms)).where(condition)
+        ).one()
+    return None if low is None else (int(low), int(high) + 1)
+
+
+def choose_granularity(start_ms: int, end_ms: int) -> Granularity:
+    """Hours for ranges of up to three days, days beyond."""
+    return "hour" if end_ms - start_ms <= 3 * DAY_MS else "day"
+
+
+def summarize(engine: Engine, flt: UsageFilter, tz: str, granularity: Granularity | None = None) -> Summary:
+    """The cube for `flt`: totals per local hour or day, provider, model, stop reason, price known."""
+    start_ms, end_ms = flt.start_ms, flt.end_ms
+    if start_ms is None or end_ms is None:
+        found = data_range(engine, flt)
+        if found is None:
+            return Summary(granularity=granularity or "day", tz=tz, rows=[])
+        start_ms = found[0] if start_ms is None else start_ms
+        end_ms = found[1] if end_ms is None else end_ms
+    grain = granularity or choose_granularity(start_ms, end_ms)
+    size = HOUR_MS if grain == "hour" else DAY_MS
+    bucket = _local_bucket(tz, start_ms, end_ms, size).label("bucket")
+    keys = [bucket, usage.c.provider, usage.c.model, usage.c.stop_reason, usage.c.price_known]
+    query = select(*keys, *_sums()).where(flt.where()).group_by(*keys)
+    epoch = datetime(1970, 1, 1)
+    with engine.connect() as conn:
+        rows = [
+            CubeRow(
+                bucket=epoch + timedelta(milliseconds=int(r.bucket) * size),
+                provider=r.provider,
+                model=r.model,
+                stop_reason=r.stop_reason,
+                price_known=bool(r.price_known),
+                totals=_totals(r._mapping),
+            )
+            for r in conn.execute(query)
+        ]
+    return Summary(granularity=grain, tz=tz, rows=rows)
+
+
+def totals(engine: Engine, flt: UsageFilter) -> Totals:
+    """The sums for `flt` in one ungrouped query."""
+    with engine.connect() as conn:
+        return _totals(conn.execute(select(*_sums()).where(flt.where())).one()._mapping)
+
+
+def medians(engine: Engine, flt: UsageFilter, count: int | None = None) -> tuple[float | None, float | None]:
+    """Median latency and time to first token (ms) of `flt`'s requests.
+
+    Exact up to MEDIAN_SAMPLE requests; above, the median of every k-th row by id, so at most
+    about MEDIAN_SAMPLE values leave the database whatever the number of rows. Pass `count`
+    (the number of rows `flt` selects) when known, to save counting them again.
+    """
+    with engine.connect() as conn:
+        if count is None:
+            count = int(conn.execute(select(func.count()).where(flt.where())).scalar_one())
+        step = max(1, -(-int(count) // MEDIAN_SAMPLE))
+        condition = flt.where() if step == 1 else and_(flt.where(), usage.c.id % step == 0)
+        latencies: list[float] = []
+        ttfts: list[float] = []
+        for latency, ttft in conn.execute(select(usage.c.latency_ms, usage.c.ttft_ms).where(condition)):
+            if latency is not None:
+                latencies.append(float(latency))
+            if ttft is not None:
+                ttfts.append(float(ttft))
+    return _median(latencies), _median(ttfts)
+
+
+def _median(values: list[float]) -> float | None:
+    if not values:
+        return None
+    values.sort()
+    middle = len(values) // 2
+    return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+
+
+def headline(engine: Engine, flt: UsageFilter, current: Totals | None = None) -> HeadlineChange:
+    """Headline figures for `flt` and for the period of the same length before it.
+
+    Pass `current` when the caller already has this period's totals (from `summarize`).
+    """
+    now_totals = current if current is not None else totals(engine, flt)
+    latency, ttft = medians(engine, flt, now_totals.requests)
+    now = Headline(totals=now_totals, median_latency_ms=latency, median_ttft_ms=ttft)
+    before_filter = flt.previous()
+    if before_filter is None:
+        return HeadlineChange(current=now)
+    before_totals = totals(engine, before_filter)
+    before_latency, before_ttft = medians(engine, before_filter, before_totals.requests)
+    before = Headline(totals=before_totals, median_latency_ms=before_latency, median_ttft_ms=before_ttft)
+    return HeadlineChange(current=now, previous=before)
+
+
+def top_conversations(engine: Engine, flt: UsageFilter, limit: int = 10) -> list[BreakdownRow]:
+    """The `limit` most expensive conversations (then most requests), with their titles."""
+    grouped = (
+        select(usage.c.conversation_id, func.max(usage.c.created_ms).label("last_ms"), *_sums())
+        .where(flt.where())
+        .group_by(usage.c.conversation_id)
+        .order_by(
+            func.sum(case((usage.c.price_known == true(), usage.c.cost_total), else_=0.0)).desc(),
+            func.count().desc(),
+            usage.c.conversation_id,
+        )
+        .limit(limit)
+        .subquery()
+    )
+    query = select(grouped, conversations.c.title).select_from(
+        grouped.outerjoin(conversations, conversations.c.id == grouped.c.conversation_id)
+    )
+    rows = []
+    with engine.connect() as conn:
+        for r in conn.execute(query):
+            cid = r.conversation_id
+            title = r.title or ("(no conversation)" if cid is None else "(deleted conversation)")
+            rows.append(
+                BreakdownRow(
+                    key=cid or "",
+                    label=title,
+                    conversation_id=cid,
+                    last_ms=int(r.last_ms),
+                    totals=_totals(r._mapping),
+                )
+            )
+    return sorted(rows, key=lambda r: (-r.totals.cost_total, -r.totals.requests, r.key))
+
+
+def filter_options(engine: Engine) -> list[tuple[str, str]]:
+    """Every (provider, model) pair the store has usage for, sorted."""
+    query = select(usage.c.provider, usage.c.model).group_by(usage.c.provider, usage.c.model)
+    with engine.connect() as conn:
+        return sorted((r.provider, r.model) for r in conn.execute(query))
+
+
+def conversation_titles(engine: Engine, ids: Iterable[str]) -> dict[str, str]:
+    """Titles of the given conversations (missing ones are left out)."""
+    wanted = list(ids)
+    if not wanted:
+        return {}
+    query = select(conversations.c.id, conversations.c.title).where(conversations.c.id.in_(wanted))
+    with engine.connect() as conn:
+        return {r.id: r.title for r in conn.execute(query)}
+
+
+EXPORT_COLUMNS = [c.name for c in usage.c]
+
+
+def iter_rows(engine: Engine, flt: UsageFilter, chunk_size: int = 10_000) -> Iterator[list[dict[str, Any]]]:
+    """The filtered rows in time order, `chunk_size` at a time (server-side cursor where supported)."""
+    query = select(usage).where(flt.where()).order_by(usage.c.created_ms, usage.c.id)
+    with engine.connect() as conn:
+        result = conn.execution_options(stream_results=True, yield_per=chunk_size).execute(query)
+        for part in result.partitions(chunk_size):
+            yield [dict(r._mapping) for r in part]
+
+
+def iter_csv(engine: Engine, flt: UsageFilter, chunk_size: int = 10_000) -> Iterator[str]:
+    """The filtered rows as CSV text in chunks, header first; times also given as ISO 8601 UTC."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["created_utc", *EXPORT_COLUMNS])
+    yield buffer.getvalue()
+    for chunk in iter_rows(engine, flt, chunk_size):
+        buffer.seek(0)
+        buffer.truncate()
+        for row in chunk:
+            created = datetime.fromtimestamp(row["created_ms"] / 1000, tz=UTC).isoformat(
+                timespec="milliseconds"
+            )
+            writer.writerow([created, *(_csv_value(row[name]) for name in EXPORT_COLUMNS)])
+        yield buffer.getvalue()
+
+
+def _csv_value(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else value
+
+
+def breakdown_csv(rows: Iterable[BreakdownRow], key_name: str) -> str:
+    """A breakdown table as CSV text (dollars unrounded, tokens as integers)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(
+        [
+            key_name,
+            "label",
+            "requests",
+            "errors",
+            "input_tokens",
+            "cache_read_tokens",
+            "cache_write_tokens",
+            "output_tokens",
+            "cost_usd",
+            "unpriced_requests",
+        ]
+    )
+    for row in rows:
+        t = row.totals
+        writer.writerow(
+            [
+                row.key,
+                row.label,
+                t.requests,
+                t.errors,
+                t.input_tokens,
+                t.cache_read_tokens,
+                t.cache_write_tokens,
+                t.output_tokens,
+                f"{t.cost_total:.6f}",
+                t.unpriced_requests,
+            ]
+        )
+    return buffer.getvalue()
+
+
+__all__ = [
+    "BreakdownRow",
+    "CubeRow",
+    "Headline",
+    "HeadlineChange",
+    "Summary",
+    "Totals",
+    "UsageFilter",
+    "UsageFilterError",
+    "breakdown_csv",
+    "choose_granularity",
+    "data_range",
+    "filter_options",
+    "headline",
+    "iter_csv",
+    "iter_rows",
+    "local_day_range",
+    "medians",
+    "offset_transitions",
+    "summarize",
+    "top_conversations",
+    "totals",
+]
