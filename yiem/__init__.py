@@ -1,5 +1,6 @@
 """yiem: a synchronous implementation of the YiemAgent specification."""
 
+from yiem.agent import Agent, AgentBusyError, AgentError
 from yiem.events import (
     AgentEndEvent,
     AgentEvent,
@@ -24,6 +25,7 @@ from yiem.llm import (
     TextDelta,
     ToolCallDelta,
 )
+from yiem.loop import run_agent_loop
 from yiem.openai_format import content_to_blocks, message_to_openai, to_openai_messages, tool_to_openai
 from yiem.scripted_llm import ScriptedLlm, ScriptedRequest
 from yiem.types import (
@@ -59,8 +61,11 @@ __all__ = [
     "AbortSignal",
     "AfterToolCallContext",
     "AfterToolCallResult",
+    "Agent",
+    "AgentBusyError",
     "AgentContext",
     "AgentEndEvent",
+    "AgentError",
     "AgentEvent",
     "AgentLoopConfig",
     "AgentMessage",
@@ -106,6 +111,7 @@ __all__ = [
     "content_to_blocks",
     "extract_assistant_message",
     "message_to_openai",
+    "run_agent_loop",
     "to_openai_messages",
     "tool_to_openai",
     "validate_required_args",
