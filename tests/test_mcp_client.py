@@ -175,6 +175,18 @@ def test_time_server(time_stdio: StdioServer) -> None:
     assert "Mars/Olympus_Mons" in bad.text
 
 
+def test_stdio_server_gets_only_its_env_and_a_minimal_inherited_one(
+    everything_stdio: StdioServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """API keys in the app's environment never reach a third-party server unless configured."""
+    monkeypatch.setenv("YIEM_TEST_SECRET_KEY", "sk-do-not-leak")
+    with McpClient.stdio(everything_stdio.command, everything_stdio.args, env={"GIVEN": "yes"}) as client:
+        env = json.loads(client.call_tool("get-env", {}).text)
+    assert env["GIVEN"] == "yes"
+    assert "PATH" in env
+    assert "YIEM_TEST_SECRET_KEY" not in env
+
+
 def test_missing_command_fails_at_once() -> None:
     with pytest.raises(McpConnectionError, match="not found"):
         McpClient.stdio("/no/such/mcp-server")

@@ -122,7 +122,10 @@ class McpClient:
         cwd: str | Path | None = None,
         **options: Any,
     ) -> McpClient:
-        """Start `command args` and initialise a session with it over stdio."""
+        """Start `command args` and initialise a session with it over stdio.
+
+        The process gets PATH, HOME and a few more of our variables, plus `env`; nothing else leaks.
+        """
         return cls(StdioTransport(command, args, env, cwd), **options).connect()
 
     @classmethod

@@ -57,6 +57,8 @@ class HttpTransport:
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self._http = httpx.Client(
+            # Certificates are loaded only for https (loading them costs tens of milliseconds).
+            verify=url.startswith("https://"),
             timeout=httpx.Timeout(connect=connect_timeout, read=None, write=30.0, pool=30.0),
             limits=httpx.Limits(max_connections=max_workers + 4, max_keepalive_connections=max_workers + 4),
         )
@@ -153,16 +155,18 @@ class HttpTransport:
             self._on_failure(request_id, McpConnectionError(f"MCP HTTP transport failed: {exc}"))
 
     def _read_events(self, response: httpx.Response, request_id: int | str) -> None:
+        answered = False
         for data in iter_sse_data(response.iter_lines()):
             try:
                 payload = json.loads(data)
             except ValueError:
                 logger.warning("MCP server %s sent an event that is not JSON: %.200r", self.url, data)
                 continue
-            answered = self._deliver(payload, request_id)
-            if answered:
-                return  # the reply to our request ends this stream
-        raise McpConnectionError(f"MCP server {self.url} ended the event stream before it answered")
+            # Read on after the answer until the server ends the stream: the connection then
+            # goes back to the pool instead of being torn down.
+            answered = self._deliver(payload, request_id) or answered
+        if not answered:
+            raise McpConnectionError(f"MCP server {self.url} ended the event stream before it answered")
 
     def _deliver(self, payload: Any, request_id: int | str | None = None) -> bool:
         assert self._on_message is not None

@@ -17,9 +17,33 @@ from yiem.mcp.transport import Message, OnFailure, OnMessage
 
 logger = logging.getLogger(__name__)
 
+# What a server inherits from our environment; the entry's `env` adds to it. Secrets in the
+# app's environment (API keys) thus never reach a third-party server unless configured.
+INHERITED_ENV = (
+    "HOME",
+    "LOGNAME",
+    "PATH",
+    "SHELL",
+    "TERM",
+    "USER",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TMPDIR",
+    "TZ",
+)
 STDERR_LINES = 200
 STDERR_LINE_CHARS = 2000
 STDERR_QUOTE_CHARS = 2000
+
+
+def default_environment() -> dict[str, str]:
+    """The part of our environment every server gets (bash function exports left out)."""
+    return {
+        name: value
+        for name in INHERITED_ENV
+        if (value := os.environ.get(name)) is not None and not value.startswith("()")
+    }
 
 
 class StderrBuffer:
@@ -69,8 +93,7 @@ class StdioTransport:
         return self._process.pid if self._process else None
 
     def start(self, on_message: OnMessage, on_failure: OnFailure) -> None:
-        # Like Claude Desktop, the entry's env adds to the inherited environment.
-        env = {**os.environ, **self.env}
+        env = {**default_environment(), **self.env}
         try:
             self._process = subprocess.Popen(
                 [self.command, *self.args],

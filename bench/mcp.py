@@ -1,0 +1,158 @@
+"""yiem's McpClient against the official `mcp` SDK client, same servers, same run.
+
+Round trips of server-everything's `get-sum` over stdio and Streamable HTTP, connect time
+(process start or HTTP session plus the initialize handshake), and import time. The SDK is
+async only, so it is driven from sync code through an anyio blocking portal, as a sync
+program would have to. Reports medians and yiem/SDK ratios (below 1 means yiem is faster).
+
+    .venv/bin/python bench/mcp.py [--calls 500] [--connects 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+# This file is named mcp.py: its folder must not shadow the SDK package of the same name.
+sys.path = [entry for entry in sys.path if Path(entry or ".").resolve() != ROOT / "bench"]
+sys.path.insert(0, str(ROOT))
+
+import anyio.from_thread  # noqa: E402
+import mcp  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+
+from tests.fixtures.mcp import NODE_BIN, free_port, loopback_node_env, stop_process, wait_for_port  # noqa: E402
+from yiem.mcp import McpClient  # noqa: E402
+
+EVERYTHING = str(NODE_BIN / "mcp-server-everything")
+ARGS = {"a": 2, "b": 3}
+Call = Callable[[], Any]
+
+
+@contextmanager
+def yiem_session(transport: str, url: str) -> Iterator[Call]:
+    client = McpClient.stdio(EVERYTHING, ["stdio"]) if transport == "stdio" else McpClient.http(url)
+    with client:
+        yield lambda: client.call_tool("get-sum", ARGS)
+
+
+@contextmanager
+def sdk_session(transport: str, url: str) -> Iterator[Call]:
+    with open(os.devnull, "w") as devnull, anyio.from_thread.start_blocking_portal() as portal:
+        server: Any = url
+        if transport == "stdio":
+            # Like yiem, the server's stderr is kept out of the terminal.
+            params = mcp.StdioServerParameters(command=EVERYTHING, args=["stdio"])
+            server = stdio_client(params, errlog=devnull)
+        client = mcp.Client(server, mode="legacy")
+        with portal.wrap_async_context_manager(client):
+            yield lambda: portal.call(client.call_tool, "get-sum", ARGS)
+
+
+def measure_connect(
+    session: Callable[[str, str], AbstractContextManager[Call]], transport: str, url: str
+) -> float:
+    started = time.perf_counter()
+    with session(transport, url) as call:
+        call()  # connected and answering
+        elapsed = time.perf_counter() - started
+    return elapsed
+
+
+def measure_calls(transport: str, url: str, calls: int, block: int = 25) -> dict[str, list[float]]:
+    """Both clients open at once, calling in alternating blocks, so load on the machine hits both alike."""
+    times: dict[str, list[float]] = {"yiem": [], "sdk": []}
+    with yiem_session(transport, url) as yiem_call, sdk_session(transport, url) as sdk_call:
+        for call in (yiem_call, sdk_call):
+            for _ in range(20):  # warm-up: node's JIT, connection pools
+                call()
+        for start in range(0, calls, block):
+            for name, call in (("yiem", yiem_call), ("sdk", sdk_call)):
+                for _ in range(min(block, calls - start)):
+                    started = time.perf_counter()
+                    result = call()
+                    times[name].append(time.perf_counter() - started)
+                    assert "is 5" in str(result), result
+    return times
+
+
+def import_time(module: str, runs: int) -> float:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", f"import {module}"], check=True, cwd=ROOT)
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--calls", type=int, default=500)
+    parser.add_argument("--connects", type=int, default=5)
+    options = parser.parse_args()
+    if not Path(EVERYTHING).exists():
+        sys.exit(f"{EVERYTHING} is missing: run `make setup-test` first")
+
+    port = free_port()
+    server = subprocess.Popen(
+        [EVERYTHING, "streamableHttp"],
+        env={**os.environ, **loopback_node_env(), "PORT": str(port)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    rows = []
+    try:
+        wait_for_port(port, server)
+        for transport in ("stdio", "http"):
+            connect: dict[str, list[float]] = {"yiem": [], "sdk": []}
+            for _ in range(options.connects):  # alternated, so drift hits both alike
+                connect["yiem"].append(measure_connect(yiem_session, transport, url))
+                connect["sdk"].append(measure_connect(sdk_session, transport, url))
+            latency = {
+                name: statistics.median(samples)
+                for name, samples in measure_calls(transport, url, options.calls).items()
+            }
+            rows.append(
+                (
+                    transport,
+                    latency["yiem"],
+                    latency["sdk"],
+                    statistics.median(connect["yiem"]),
+                    statistics.median(connect["sdk"]),
+                )
+            )
+    finally:
+        stop_process(server)
+
+    print(f"{options.calls} tools/call round trips (get-sum), {options.connects} connects; medians")
+    print("| transport | yiem call | SDK call | ratio | yiem connect | SDK connect | ratio |")
+    print("|---|---|---|---|---|---|---|")
+    for transport, lat_y, lat_s, con_y, con_s in rows:
+        print(
+            f"| {transport} | {lat_y * 1e3:.3f} ms | {lat_s * 1e3:.3f} ms | {lat_y / lat_s:.2f} "
+            f"| {con_y * 1e3:.1f} ms | {con_s * 1e3:.1f} ms | {con_y / con_s:.2f} |"
+        )
+    bare = import_time("sys", options.connects)
+    imp_y, imp_s = import_time("yiem.mcp", options.connects), import_time("mcp", options.connects)
+    print(
+        f"\nimport (python -c, {options.connects} runs, median; bare interpreter {bare * 1e3:.0f} ms): "
+        f"yiem.mcp {imp_y * 1e3:.0f} ms, mcp {imp_s * 1e3:.0f} ms, ratio {imp_y / imp_s:.2f}; "
+        f"without the interpreter: {(imp_y - bare) * 1e3:.0f} ms vs {(imp_s - bare) * 1e3:.0f} ms, "
+        f"ratio {(imp_y - bare) / (imp_s - bare):.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
