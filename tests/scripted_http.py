@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -57,6 +58,15 @@ def json_reply(data: Any, status: int = 200, headers: dict[str, str] | None = No
 def sse_reply(events: list[bytes], **kwargs: Any) -> Reply:
     """An event-stream answer."""
     return Reply(headers={"Content-Type": "text/event-stream"}, chunks=events, **kwargs)
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients hanging up on a kept-alive connection is normal; anything else is printed.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class ScriptedServer:
@@ -120,11 +130,11 @@ class ScriptedServer:
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
 
     def script(self, *replies: Reply) -> None:
@@ -135,3 +145,26 @@ class ScriptedServer:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def openai_chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **extra: Any) -> bytes:
+    """One chat.completion.chunk event."""
+    choice = {"index": 0, "delta": delta or {}, "finish_reason": finish}
+    return sse({"object": "chat.completion.chunk", "model": "scripted", "choices": [choice], **extra})
+
+
+def openai_text_stream(*parts: str, usage: dict[str, Any] | None = None, done: bool = True) -> list[bytes]:
+    """Text deltas, a `stop` finish, an optional usage chunk and `[DONE]`."""
+    events = [openai_chunk({"role": "assistant", "content": ""})]
+    events += [openai_chunk({"content": part}) for part in parts]
+    events.append(openai_chunk({}, "stop"))
+    if usage is not None:
+        events.append(sse({"object": "chat.completion.chunk", "choices": [], "usage": usage}))
+    if done:
+        events.append(sse("[DONE]"))
+    return events
+
+
+def anthropic_event(kind: str, **data: Any) -> bytes:
+    """One Anthropic stream event (the SSE event name and the data `type` agree)."""
+    return sse({"type": kind, **data}, event=kind)

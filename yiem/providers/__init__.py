@@ -4,8 +4,36 @@ Every client's `stream()` ends with one StreamDone whose `stop_reason` is one of
 `stop`, `length`, `tool_calls`, `error` or `aborted`, whatever the wire protocol calls them.
 """
 
-from yiem.providers.http_client import DEFAULT_TIMEOUT, HttpLlmClient
+from yiem.providers.anthropic import AnthropicClient, to_anthropic_messages, tool_to_anthropic
+from yiem.providers.http_client import DEFAULT_TIMEOUT, HttpLlmClient, ModelListError
 from yiem.providers.openai_chat import OpenAIChatClient
+from yiem.providers.presets import (
+    PRESETS,
+    MissingApiKeyError,
+    ProviderPreset,
+    UnknownProviderError,
+    api_key_for,
+    client_for,
+    client_for_model,
+    get_preset,
+)
 from yiem.providers.retry import RetryPolicy
 
-__all__ = ["DEFAULT_TIMEOUT", "HttpLlmClient", "OpenAIChatClient", "RetryPolicy"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "PRESETS",
+    "AnthropicClient",
+    "HttpLlmClient",
+    "MissingApiKeyError",
+    "ModelListError",
+    "OpenAIChatClient",
+    "ProviderPreset",
+    "RetryPolicy",
+    "UnknownProviderError",
+    "api_key_for",
+    "client_for",
+    "client_for_model",
+    "get_preset",
+    "to_anthropic_messages",
+    "tool_to_anthropic",
+]

@@ -16,7 +16,7 @@ from yiem.llm import GenerationOptions, StreamEvent, StreamStart
 from yiem.providers.abortable import AbortableClient
 from yiem.providers.message_builder import MessageBuilder
 from yiem.providers.retry import RetryPolicy
-from yiem.types import AbortSignal, AgentContext, AnyAssistantMessage, LlmModel
+from yiem.types import AbortSignal, AgentContext, AnyAssistantMessage, Api, LlmModel
 
 DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=120.0, write=30.0, pool=10.0)
 _ERROR_BODY_LIMIT = 64_000
@@ -24,6 +24,30 @@ _ERROR_BODY_LIMIT = 64_000
 
 class ProviderStreamError(Exception):
     """Internal: the provider reported a failure inside a successful response."""
+
+
+class ModelListError(RuntimeError):
+    """The server's model list could not be fetched or read; the message says why."""
+
+
+def model_ids(data: Any) -> list[str]:
+    """Model ids from `/v1/models`: OpenAI's `{"data": [...]}` or llama.cpp's `{"models": [...]}`."""
+    if not isinstance(data, dict):
+        raise ModelListError(f"expected a JSON object, got {type(data).__name__}")
+    entries = data.get("data") if isinstance(data.get("data"), list) else data.get("models")
+    if not isinstance(entries, list):
+        raise ModelListError('expected a "data" or "models" list')
+    ids: list[str] = []
+    for entry in entries:
+        if isinstance(entry, str):
+            found: Any = entry
+        elif isinstance(entry, dict):
+            found = entry.get("id") or entry.get("model") or entry.get("name")
+        else:
+            found = None
+        if isinstance(found, str) and found and found not in ids:
+            ids.append(found)
+    return ids
 
 
 class HttpRequest:
@@ -64,6 +88,7 @@ class HttpLlmClient(ABC):
     """Base of the HTTP providers. `stream()` never raises; every failure becomes the final message."""
 
     provider_name = "provider"
+    api: Api = "openai-completions"
 
     def __init__(
         self,
@@ -75,8 +100,10 @@ class HttpLlmClient(ABC):
         *,
         streaming: bool = True,
         provider: str | None = None,
+        extra_body: dict[str, Any] | None = None,
         http_client: httpx.Client | None = None,
     ) -> None:
+        self.extra_body = dict(extra_body or {})
         self.base_url = base_url.rstrip("/") if base_url else None
         self.api_key = api_key
         self.headers = dict(headers or {})
@@ -105,6 +132,14 @@ class HttpLlmClient(ABC):
     def read_body(self, data: Any, builder: MessageBuilder) -> Iterator[StreamEvent]:
         """Feed a whole (non-streamed) JSON response into `builder`, yielding deltas."""
 
+    @abstractmethod
+    def models_url(self, base_url: str) -> str:
+        """Where the server lists its models."""
+
+    @abstractmethod
+    def auth_headers(self) -> dict[str, str]:
+        """The headers that carry the key and the configured extra headers."""
+
     # --- public API ----------------------------------------------------------------------------
 
     def stream(
@@ -115,7 +150,7 @@ class HttpLlmClient(ABC):
         options: GenerationOptions | None = None,
     ) -> Iterator[StreamEvent]:
         """Stream one completion: a start, deltas, and exactly one StreamDone. Never raises."""
-        builder = MessageBuilder(model, model.provider or self.provider_name)
+        builder = MessageBuilder(model, model.provider or self.provider_name, self.api)
         try:
             yield from self._stream(
                 model, context, signal or AbortSignal(), options or GenerationOptions(), builder
@@ -140,6 +175,29 @@ class HttpLlmClient(ABC):
                 final = event.message
         assert final is not None  # stream() always ends with StreamDone
         return final
+
+    def list_models(self, base_url: str | None = None) -> list[str]:
+        """The model ids the server offers; raises ModelListError with a message a user can act on."""
+        base = (base_url or self.base_url or "").rstrip("/")
+        if not base:
+            raise ModelListError("No base URL is set, so there is no server to ask for its models.")
+        url = self.models_url(base)
+        try:
+            response = self._client.http.get(url, headers=self.auth_headers())
+        except httpx.HTTPError as error:
+            raise ModelListError(f"Could not reach {url}: {error or type(error).__name__}") from None
+        if response.status_code >= 400:
+            raise ModelListError(
+                f"HTTP {response.status_code} from {url}: {provider_error_text(response.content)}"
+            )
+        try:
+            return model_ids(response.json())
+        except ValueError:
+            raise ModelListError(
+                f"{url} did not answer with JSON: {provider_error_text(response.content)}"
+            ) from None
+        except ModelListError as error:
+            raise ModelListError(f"{url} sent a model list yiem cannot read: {error}") from None
 
     def close(self) -> None:
         """Close the HTTP connections this client opened."""
@@ -177,6 +235,8 @@ class HttpLlmClient(ABC):
             yield builder.finish(error=f"No base URL is set for model {model.id}; set one in the settings.")
             return
         request = self.build_request(model, context, options, self.streaming)
+        # Fields this client does not model (tool_choice, seed, top_p...) go in as given.
+        request.body.update(self.extra_body)
         current: list[httpx.Response | None] = [None]
         thread_id = threading.get_ident()
         unsubscribe = signal.on_abort(lambda _reason: self._client.interrupt(thread_id, current[0]))

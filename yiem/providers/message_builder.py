@@ -36,8 +36,9 @@ class MessageBuilder:
     The `partial` message handed to each delta event is updated in place as fragments arrive.
     """
 
-    def __init__(self, model: LlmModel, provider: str) -> None:
+    def __init__(self, model: LlmModel, provider: str, api: str | None = None) -> None:
         self.model = model
+        self.api = api or model.api
         self.started = time.perf_counter()
         self.first_token_at: float | None = None
         self.usage = LlmUsage()
@@ -48,7 +49,7 @@ class MessageBuilder:
         self._text: TextContent | None = None
         self._reasoning: ReasoningContent | None = None
         self._tool_calls: dict[int, _PendingToolCall] = {}
-        self.partial: AnyAssistantMessage = AssistantMessage(api=model.api, provider=provider, model=model.id)
+        self.partial: AnyAssistantMessage = AssistantMessage(api=self.api, provider=provider, model=model.id)
 
     @property
     def has_content(self) -> bool:
@@ -124,7 +125,7 @@ class MessageBuilder:
         reason = stop_reason or ("error" if error else self.stop_reason or "stop")
         fields: dict[str, Any] = {
             "content": content,
-            "api": self.model.api,
+            "api": self.api,
             "provider": self.partial.provider,
             "model": self.model_id,
             "usage": self.usage,

@@ -72,6 +72,7 @@ class OpenAIChatClient(HttpLlmClient):
         *,
         streaming: bool = True,
         provider: str | None = None,
+        extra_body: dict[str, Any] | None = None,
         max_tokens_field: str = "max_tokens",
         stream_usage: bool = True,
         http_client: httpx.Client | None = None,
@@ -84,17 +85,25 @@ class OpenAIChatClient(HttpLlmClient):
             retry,
             streaming=streaming,
             provider=provider,
+            extra_body=extra_body,
             http_client=http_client,
         )
         self.max_tokens_field = max_tokens_field
         self.stream_usage = stream_usage
 
+    def models_url(self, base_url: str) -> str:
+        return f"{base_url}/models"
+
+    def auth_headers(self) -> dict[str, str]:
+        headers = dict(self.headers)
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
+
     def build_request(
         self, model: LlmModel, context: AgentContext, options: GenerationOptions, streaming: bool
     ) -> HttpRequest:
-        headers = {"Accept": "text/event-stream" if streaming else "application/json", **self.headers}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
+        headers = {"Accept": "text/event-stream" if streaming else "application/json", **self.auth_headers()}
         body: dict[str, Any] = {
             "model": model.id,
             "messages": to_openai_messages(context),

@@ -1,0 +1,276 @@
+"""`AnthropicClient`: Anthropic's `/v1/messages`, streamed or not, and the conversion to its format."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import httpx
+from httpx_sse import ServerSentEvent
+
+from yiem.llm import GenerationOptions, StreamEvent
+from yiem.providers.http_client import (
+    DEFAULT_TIMEOUT,
+    HttpLlmClient,
+    HttpRequest,
+    ProviderStreamError,
+    provider_error_text,
+)
+from yiem.providers.message_builder import MessageBuilder
+from yiem.providers.retry import RetryPolicy
+from yiem.types import (
+    AgentContext,
+    AgentMessage,
+    AgentTool,
+    AssistantMessageToolCall,
+    ImageContent,
+    LlmModel,
+    LlmUsage,
+    MessageContent,
+    TextContent,
+    ToolResultMessage,
+    UserMessage,
+)
+
+ANTHROPIC_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 4096
+# stop_reason → the common vocabulary of yiem's providers.
+_STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "tool_calls",
+}
+
+
+def anthropic_blocks(content: Iterable[MessageContent]) -> list[dict[str, Any]]:
+    """Text and image blocks; reasoning is left out (Anthropic only takes back signed thinking)."""
+    blocks: list[dict[str, Any]] = []
+    for block in content:
+        if isinstance(block, TextContent) and block.text:
+            # Anthropic rejects empty text blocks.
+            blocks.append({"type": "text", "text": block.text})
+        elif isinstance(block, ImageContent):
+            blocks.append(_image_block(block))
+    return blocks
+
+
+def _image_block(image: ImageContent) -> dict[str, Any]:
+    if image.data.startswith(("http://", "https://")):
+        return {"type": "image", "source": {"type": "url", "url": image.data}}
+    data, media_type = image.data, image.mime_type
+    if data.startswith("data:"):
+        header, _, data = data.partition(",")
+        media_type = header[5:].split(";")[0] or media_type
+    return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+
+
+def to_anthropic_messages(messages: Iterable[AgentMessage]) -> list[dict[str, Any]]:
+    """Messages in Anthropic's format: tool results become `tool_result` blocks of a user turn."""
+    converted: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, UserMessage):
+            role, blocks = "user", anthropic_blocks(message.content)
+        elif isinstance(message, ToolResultMessage):
+            role = "user"
+            result: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": message.tool_call_id,
+                "content": anthropic_blocks(message.content),
+            }
+            if message.is_error:
+                result["is_error"] = True
+            blocks = [result]
+        else:
+            role, blocks = "assistant", anthropic_blocks(message.content)
+            if isinstance(message, AssistantMessageToolCall):
+                blocks += [
+                    {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
+                    for call in message.tool_calls
+                ]
+        if not blocks:
+            continue  # an empty turn (e.g. a failed reply) would be rejected
+        if converted and converted[-1]["role"] == role:
+            # All results of one assistant turn must arrive in a single user turn.
+            converted[-1]["content"].extend(blocks)
+        else:
+            converted.append({"role": role, "content": blocks})
+    return converted
+
+
+def tool_to_anthropic(tool: AgentTool) -> dict[str, Any]:
+    """An AgentTool in Anthropic's `tools` format."""
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+
+
+def anthropic_usage(usage: dict[str, Any], previous: LlmUsage | None = None) -> LlmUsage:
+    """Anthropic usage → LlmUsage; fields missing from a later event keep their earlier value."""
+    base = previous or LlmUsage()
+
+    def count(key: str, default: int) -> int:
+        value = usage.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+    return LlmUsage(
+        input_tokens=count("input_tokens", base.input_tokens),
+        output_tokens=count("output_tokens", base.output_tokens),
+        cache_read_tokens=count("cache_read_input_tokens", base.cache_read_tokens),
+        cache_write_tokens=count("cache_creation_input_tokens", base.cache_write_tokens),
+    )
+
+
+class AnthropicClient(HttpLlmClient):
+    """Anthropic's Messages API (also served by llama.cpp's `/v1/messages`).
+
+    `base_url` is the root without `/v1` (`https://api.anthropic.com`).
+    """
+
+    provider_name = "anthropic"
+    api = "anthropic-messages"
+
+    def __init__(
+        self,
+        base_url: str | None = "https://api.anthropic.com",
+        api_key: str | None = None,
+        headers: dict[str, str] | None = None,
+        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
+        retry: RetryPolicy | None = None,
+        *,
+        streaming: bool = True,
+        provider: str | None = None,
+        extra_body: dict[str, Any] | None = None,
+        http_client: httpx.Client | None = None,
+    ) -> None:
+        super().__init__(
+            base_url,
+            api_key,
+            headers,
+            timeout,
+            retry,
+            streaming=streaming,
+            provider=provider,
+            extra_body=extra_body,
+            http_client=http_client,
+        )
+
+    def models_url(self, base_url: str) -> str:
+        return f"{base_url}/v1/models"
+
+    def auth_headers(self) -> dict[str, str]:
+        headers = {"anthropic-version": ANTHROPIC_VERSION, **self.headers}
+        if self.api_key:
+            headers["x-api-key"] = self.api_key
+        return headers
+
+    def build_request(
+        self, model: LlmModel, context: AgentContext, options: GenerationOptions, streaming: bool
+    ) -> HttpRequest:
+        headers = {"Accept": "text/event-stream" if streaming else "application/json", **self.auth_headers()}
+        body: dict[str, Any] = {
+            "model": model.id,
+            "max_tokens": options.max_tokens or model.max_tokens or DEFAULT_MAX_TOKENS,
+            "messages": to_anthropic_messages(context.messages),
+            "stream": streaming,
+        }
+        if context.system_prompt:
+            body["system"] = context.system_prompt
+        if context.tools:
+            body["tools"] = [tool_to_anthropic(tool) for tool in context.tools.values()]
+        if options.temperature is not None:
+            body["temperature"] = options.temperature
+        return HttpRequest(f"{self._base(model)}/v1/messages", headers, body)
+
+    def read_events(
+        self, events: Iterator[ServerSentEvent], builder: MessageBuilder
+    ) -> Iterator[StreamEvent]:
+        # Content block index → what kind of block it is ("text", "thinking", "tool_use", ...).
+        kinds: dict[int, str] = {}
+        for event in events:
+            if not event.data:
+                continue
+            try:
+                data = json.loads(event.data)
+            except ValueError:
+                raise ProviderStreamError(f"malformed JSON in the stream: {event.data[:200]}") from None
+            if not isinstance(data, dict):
+                raise ProviderStreamError(f"unexpected data in the stream: {event.data[:200]}")
+            # llama.cpp's error event carries the error itself as data, so the SSE event name comes first.
+            kind = event.event if event.event and event.event != "message" else str(data.get("type"))
+            if kind == "message_stop":
+                builder.complete = True
+                return
+            yield from self._read_event(kind, data, builder, kinds)
+
+    def _read_event(
+        self, kind: str, data: dict[str, Any], builder: MessageBuilder, kinds: dict[int, str]
+    ) -> Iterator[StreamEvent]:
+        if kind == "error":
+            raise ProviderStreamError(provider_error_text(json.dumps(data)))
+        if kind == "message_start":
+            message = data.get("message") or {}
+            if isinstance(message.get("model"), str) and message["model"]:
+                builder.model_id = message["model"]
+            if isinstance(message.get("usage"), dict):
+                builder.usage = anthropic_usage(message["usage"], builder.usage)
+        elif kind == "content_block_start":
+            index = data.get("index", len(kinds))
+            block = data.get("content_block") or {}
+            kinds[index] = str(block.get("type"))
+            if block.get("type") == "tool_use":
+                yield builder.tool_call(index, block.get("id"), block.get("name"))
+            elif block.get("type") == "text" and (text := builder.text(block.get("text") or "")):
+                yield text
+            elif block.get("type") == "thinking" and (
+                thought := builder.reasoning(block.get("thinking") or "")
+            ):
+                yield thought
+        elif kind == "content_block_delta":
+            yield from self._read_delta(data.get("index", 0), data.get("delta") or {}, builder)
+        elif kind == "message_delta":
+            delta = data.get("delta") or {}
+            reason = delta.get("stop_reason")
+            if reason == "refusal":
+                raise ProviderStreamError("the model refused to answer")
+            if isinstance(reason, str):
+                builder.stop_reason = _STOP_REASONS.get(reason, reason)
+            if isinstance(data.get("usage"), dict):
+                builder.usage = anthropic_usage(data["usage"], builder.usage)
+        # ping, content_block_stop and unknown event types carry nothing to keep.
+
+    @staticmethod
+    def _read_delta(index: int, delta: dict[str, Any], builder: MessageBuilder) -> Iterator[StreamEvent]:
+        kind = delta.get("type")
+        if kind == "text_delta" and (text := builder.text(delta.get("text") or "")):
+            yield text
+        elif kind == "thinking_delta" and (thought := builder.reasoning(delta.get("thinking") or "")):
+            yield thought
+        elif kind == "input_json_delta":
+            yield builder.tool_call(index, arguments=delta.get("partial_json") or "")
+
+    def read_body(self, data: Any, builder: MessageBuilder) -> Iterator[StreamEvent]:
+        if not isinstance(data, dict):
+            raise ProviderStreamError(f"unexpected response: {json.dumps(data)[:200]}")
+        if data.get("type") == "error" or "error" in data:
+            raise ProviderStreamError(provider_error_text(json.dumps(data)))
+        if not isinstance(data.get("content"), list):
+            raise ProviderStreamError(f"the response has no content: {json.dumps(data)[:200]}")
+        yield from self._read_event("message_start", {"message": data}, builder, {})
+        for index, block in enumerate(data["content"]):
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and (text := builder.text(block.get("text") or "")):
+                yield text
+            elif block.get("type") == "thinking" and (
+                thought := builder.reasoning(block.get("thinking") or "")
+            ):
+                yield thought
+            elif block.get("type") == "tool_use":
+                arguments = json.dumps(block.get("input") or {})
+                yield builder.tool_call(index, block.get("id"), block.get("name"), arguments)
+        yield from self._read_event(
+            "message_delta", {"delta": {"stop_reason": data.get("stop_reason")}}, builder, {}
+        )
+        builder.complete = True
