@@ -24,6 +24,7 @@ from yiem.usage import (
     local_day_range,
     medians,
     offset_transitions,
+    period_range,
     summarize,
     top_conversations,
     totals,
@@ -222,3 +223,13 @@ def test_breakdown_csv(known_usage: Engine) -> None:
     assert rows[0]["provider"] == "anthropic"
     assert rows[0]["cost_usd"] == "0.024750"
     assert rows[2]["unpriced_requests"] == "1"
+
+
+def test_named_periods_are_whole_local_days_ending_today() -> None:
+    now = utc_ms("2026-10-26T22:30:00")  # 23:30 on the 26th in Paris
+    assert period_range("7d", PARIS, now) == local_day_range(date(2026, 10, 20), date(2026, 10, 26), PARIS)
+    assert period_range("24h", PARIS, now) == (now - 86_400_000, now + 1)
+    custom = (date(2026, 10, 25), date(2026, 10, 26))
+    assert period_range("custom", PARIS, now, custom) == local_day_range(*custom, PARIS)
+    with pytest.raises(UsageFilterError, match="Unknown period"):
+        period_range("fortnight", PARIS, now)

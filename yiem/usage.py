@@ -91,6 +91,34 @@ def local_day_range(first: date, last: date, tz: str) -> tuple[int, int]:
     return int(start.timestamp() * 1000), int(end.timestamp() * 1000)
 
 
+PERIODS: dict[str, str] = {
+    "24h": "Last 24 hours",
+    "7d": "Last 7 days",
+    "30d": "Last 30 days",
+    "90d": "Last 90 days",
+    "all": "All time",
+    "custom": "Custom dates",
+}
+
+
+def period_range(period: str, tz: str, now_ms: int, dates: tuple[date, date] | None = None) -> tuple[int, int]:
+    """The [start, end) ms of a named period ending now: whole local days, or the last 24 hours.
+
+    "custom" needs `dates` (first and last day, inclusive); "all" is resolved by `data_range`.
+    """
+    if period == "24h":
+        return now_ms - DAY_MS, now_ms + 1
+    if period == "custom":
+        if dates is None:
+            raise UsageFilterError("Pick the first and the last day of the custom range.")
+        return local_day_range(dates[0], dates[1], tz)
+    days = {"7d": 7, "30d": 30, "90d": 90}.get(period)
+    if days is None:
+        raise UsageFilterError(f"Unknown period {period!r}; use one of {', '.join(PERIODS)}.")
+    today = datetime.fromtimestamp(now_ms / 1000, tz=_zone(tz)).date()
+    return local_day_range(today - timedelta(days=days - 1), today, tz)
+
+
 def _zone(tz: str) -> ZoneInfo:
     try:
         return ZoneInfo(tz)
@@ -118,6 +146,11 @@ class Totals(BaseModel):
 
     def __add__(self, other: Totals) -> Totals:
         return Totals(**{name: getattr(self, name) + getattr(other, name) for name in Totals.model_fields})
+
+    @property
+    def uncached_input_tokens(self) -> int:
+        """Input not served from the cache: fresh input and cache writes."""
+        return self.input_tokens + self.cache_write_tokens
 
     @property
     def prompt_tokens(self) -> int:

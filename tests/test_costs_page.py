@@ -1,0 +1,104 @@
+"""The Costs page in AppTest: figures from seeded rows, filters in the URL, empty state, CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from sqlalchemy import Engine
+
+from tests.fixtures.costs import utc_ms
+
+
+def paris_view(page: Any) -> Any:
+    """25-26 October 2026 in Paris (the days of the known rows), as a shared link would set it."""
+    page.query_params["period"] = "Custom dates"
+    page.query_params["dates"] = ["2026-10-25", "2026-10-26"]
+    page.query_params["tz"] = "Europe/Paris"
+    return page.run()
+
+
+def metrics(page: Any) -> dict[str, tuple[str, str | None]]:
+    return {m.label: (m.value, m.delta) for m in page.metric}
+
+
+def test_seeded_rows_render_hand_computed_figures(known_usage: Engine, costs_page: Any) -> None:
+    page = paris_view(costs_page)
+    assert not page.exception
+    shown = metrics(page)
+    # $0.02475 (Claude) + $0.01125 (gpt-4o) = $0.036, against $0.01125 the 49 hours before: +220 %.
+    assert shown["Total cost"] == ("$0.0360", "+220.0%")
+    assert shown["Requests"] == ("4", "+300.0%")
+    assert shown["Input tokens"] == ("4,500", "+350.0%")
+    assert shown["Cached input tokens"] == ("3,000", "+0.0%")
+    assert shown["Input from cache"][0] == "40.0%"
+    assert shown["Median latency"][0] == "1.75 s"
+    assert shown["Median time to first token"][0] == "0.50 s"
+    assert shown["Error rate"][0] == "25.0%"
+    assert "Price unknown** for 1 of these requests (700 tokens)" in page.warning[0].value
+    tables = {df.proto.id: df.value for df in page.dataframe}
+    assert len(tables) == 5
+    by_model = next(v for v in tables.values() if "Model" in v.columns and "Requests" in v.columns)
+    costs = dict(zip(by_model["Model"], by_model["Cost"], strict=True))
+    assert round(costs["claude-sonnet-4-20250514"], 5) == 0.02475
+    assert costs["qwen2.5:7b"] != costs["qwen2.5:7b"]  # NaN: price unknown, not $0
+    prices = next(v for v in tables.values() if "Price from" in v.columns)
+    assert set(prices["Model"]) == {"claude-sonnet-4-20250514", "gpt-4o", "qwen2.5:7b"}
+    gpt = prices[prices["Model"] == "gpt-4o"].iloc[0]
+    assert gpt["Input / 1M"] > 0 and "genai-prices" in gpt["Price from"]
+    conversations = next(v for v in tables.values() if "Conversation" in v.columns)
+    assert conversations.iloc[0]["Conversation"] == "Plan the trip"
+    assert conversations.iloc[0]["Open"] == "chat?c=conv-a"
+
+
+def test_filters_change_the_figures_and_the_url(known_usage: Engine, costs_page: Any) -> None:
+    page = paris_view(costs_page)
+    page.multiselect(key="provider").select("openai").run()
+    assert not page.exception
+    assert page.query_params["provider"] == ["openai"]
+    shown = metrics(page)
+    assert shown["Requests"][0] == "2"
+    assert shown["Total cost"][0] == "$0.0113"
+    assert shown["Error rate"][0] == "50.0%"
+    page.selectbox(key="tz").select("UTC").run()
+    assert page.query_params["tz"] == ["UTC"]
+
+
+def test_conversation_filter_is_shared_by_url(known_usage: Engine, costs_page: Any) -> None:
+    costs_page.query_params["conversation"] = "conv-a"
+    page = paris_view(costs_page)
+    assert not page.exception
+    assert page.selectbox[2].value == "conv-a"
+    assert metrics(page)["Requests"][0] == "2"
+    assert metrics(page)["Total cost"][0] == "$0.0360"
+
+
+def test_empty_store_offers_demo_data(store_url: str, costs_page: Any) -> None:
+    page = costs_page.run()
+    assert not page.exception
+    assert "No usage recorded yet" in page.info[0].value
+    assert not page.metric
+    page.button[0].click().run()
+    assert not page.exception
+    assert metrics(page)["Requests"][0] != "0"
+    assert page.metric
+
+
+def test_csv_downloads_hold_the_filtered_rows(known_usage: Engine, costs_page: Any) -> None:
+    page = paris_view(costs_page)
+    buttons = {b.key: b for b in page.get("download_button")}
+    rows = list(csv.DictReader(io.StringIO(page.download(buttons["csv_rows"]))))
+    assert [int(r["created_ms"]) for r in rows] == [
+        utc_ms("2026-10-24T22:30:00"),
+        utc_ms("2026-10-25T22:30:00"),
+        utc_ms("2026-10-26T10:00:00"),
+        utc_ms("2026-10-26T12:00:00"),
+    ]
+    assert rows[0]["input_tokens"] == "2000" and rows[0]["conversation_id"] == "conv-a"
+    providers = list(csv.DictReader(io.StringIO(page.download(buttons["csv_provider"]))))
+    assert [(r["provider"], r["cost_usd"]) for r in providers] == [
+        ("anthropic", "0.024750"),
+        ("openai", "0.011250"),
+        ("ollama", "0.000000"),
+    ]
