@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from datetime import date, datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -33,9 +34,13 @@ def provider_models(url: str) -> list[tuple[str, str]]:
 
 
 def dollars(value: float | None) -> str:
+    """Cents from $1 up, hundredths of a cent below; halves round up, as on an invoice."""
     if value is None:
         return "—"
-    return f"${value:,.2f}" if abs(value) >= 1 else f"${value:,.4f}"
+    # Sums of float costs carry noise (0.01125 may be 0.011249999…): cut it before rounding.
+    exact = Decimal(f"{value:.10f}")
+    step = Decimal("0.01") if abs(exact) >= 1 else Decimal("0.0001")
+    return f"${exact.quantize(step, rounding=ROUND_HALF_UP):,}"
 
 
 def tokens(value: int) -> str:
