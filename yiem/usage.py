@@ -101,7 +101,9 @@ PERIODS: dict[str, str] = {
 }
 
 
-def period_range(period: str, tz: str, now_ms: int, dates: tuple[date, date] | None = None) -> tuple[int, int]:
+def period_range(
+    period: str, tz: str, now_ms: int, dates: tuple[date, date] | None = None
+) -> tuple[int, int]:
     """The [start, end) ms of a named period ending now: whole local days, or the last 24 hours.
 
     "custom" needs `dates` (first and last day, inclusive); "all" is resolved by `data_range`.
