@@ -1,6 +1,45 @@
-"""The Tools page (coming soon)."""
+"""The Tools page: an MCP explorer. Connect to servers, try their tools, read resources and prompts."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
 
 import streamlit as st
 
-st.title("Tools")
-st.info("This page is coming soon.")
+import tools_connect as connection
+from tools_browse import draw_prompts, draw_resources
+from tools_calls import draw_history, draw_tools, finish_run
+
+# The app's shell sets up the session (store, registry, mcp.json servers); the page also runs alone.
+if importlib.util.find_spec("bootstrap") is not None:
+    importlib.import_module("bootstrap").ensure_session()
+
+session: Any = st.session_state
+st.title("Tools", anchor=False)
+st.caption("Connect to MCP servers, try their tools, read their resources and prompts.")
+
+finish_run()
+server = connection.draw_connection_panel()
+
+TABS = ["Tools", "Resources", "Prompts", "History"]
+if server is None:
+    if session.get("tools-history"):
+        st.subheader("History", anchor=False)
+        draw_history()
+    st.stop()
+
+client = connection.clients()[server]
+tools_tab, resources_tab, prompts_tab, history_tab = st.tabs(TABS, key="tools-tab", on_change="rerun")
+if tools_tab.open:
+    with tools_tab:
+        draw_tools(server, client)
+if resources_tab.open:
+    with resources_tab:
+        draw_resources(client, server)
+if prompts_tab.open:
+    with prompts_tab:
+        draw_prompts(client, server)
+if history_tab.open:
+    with history_tab:
+        draw_history()

@@ -201,6 +201,22 @@ class ToolForm:
         self.validate(arguments)
         return arguments
 
+    def partial_arguments(self, state: FormState) -> dict[str, Any]:
+        """Arguments as far as they convert, with values that do not kept as typed (nothing is lost)."""
+        arguments: dict[str, Any] = dict(state.extra)
+        for field in self.fields:
+            if field.name in state.nulls and field.nullable:
+                arguments[field.name] = None
+                continue
+            raw = state.values.get(field.name)
+            try:
+                value = argument_value(field, raw)
+            except ValueError:
+                value = raw
+            if value is not _OMIT:
+                arguments[field.name] = value
+        return arguments
+
     def validate(self, arguments: Mapping[str, Any]) -> None:
         """Check arguments against the whole schema; errors are reported per top-level field."""
         validator_class = jsonschema.validators.validator_for(

@@ -1,0 +1,149 @@
+"""Drawing a tool call's outcome on the Tools page: content blocks, structured content, raw exchange."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Any
+
+import streamlit as st
+
+from yiem.mcp import (
+    AudioBlock,
+    CallToolResult,
+    EmbeddedResourceBlock,
+    ImageBlock,
+    ResourceContents,
+    ResourceLinkBlock,
+    TextBlock,
+)
+from yiem.tool_calls import CallRecord, CallStatus, check_structured_content
+
+
+def decode_base64(data: str) -> bytes | None:
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def draw_text(text: str) -> None:
+    """Text as markdown; text that is a JSON object or array as collapsible JSON."""
+    stripped = text.strip()
+    if stripped[:1] in ("{", "["):
+        try:
+            st.json(json.loads(stripped), expanded=2)
+            return
+        except ValueError:
+            pass
+    st.markdown(text)
+
+
+def draw_resource_contents(contents: ResourceContents, key: str) -> None:
+    """One resource's contents: text, an image, audio, or a file to download."""
+    mime = contents.mime_type or ""
+    st.caption(f"`{contents.uri}`" + (f" · {mime}" if mime else ""))
+    if contents.text is not None:
+        if mime in ("text/markdown", "text/plain") or not mime:
+            draw_text(contents.text)
+        else:
+            st.code(contents.text, language=_language(mime))
+        return
+    if contents.blob is None:
+        st.caption("The server sent neither text nor data for this resource.")
+        return
+    data = decode_base64(contents.blob)
+    if data is None:
+        st.error("The resource's data is not valid base64.")
+        return
+    if mime.startswith("image/"):
+        st.image(data, caption=contents.uri)
+    elif mime.startswith("audio/"):
+        st.audio(data, format=mime)
+    else:
+        st.write(f"{len(data):,} bytes of {mime or 'binary data'}.")
+    name = contents.uri.rstrip("/").rsplit("/", 1)[-1] or "resource"
+    st.download_button("Download", data, file_name=name, mime=mime or None, key=f"{key}-download")
+
+
+def _language(mime: str) -> str | None:
+    return {"application/json": "json", "text/html": "html", "text/x-python": "python"}.get(mime)
+
+
+def draw_result(result: CallToolResult, output_schema: dict[str, Any] | None, key: str) -> None:
+    """The blocks of a result in order; an error result in an error box."""
+    box = st.container(border=True)
+    with box:
+        if result.is_error:
+            st.error("The tool reported an error:", icon=":material/error:")
+        for index, block in enumerate(result.content):
+            block_key = f"{key}-{index}"
+            if isinstance(block, TextBlock):
+                if result.is_error:
+                    st.error(block.text)
+                else:
+                    draw_text(block.text)
+            elif isinstance(block, ImageBlock):
+                data = decode_base64(block.data)
+                if data is None:
+                    st.error("The image's data is not valid base64.")
+                else:
+                    st.image(data, caption=block.mime_type)
+            elif isinstance(block, AudioBlock):
+                data = decode_base64(block.data)
+                if data is None:
+                    st.error("The audio's data is not valid base64.")
+                else:
+                    st.audio(data, format=block.mime_type)
+            elif isinstance(block, ResourceLinkBlock):
+                title = block.title or block.name or block.uri
+                details = " · ".join(part for part in (block.mime_type, _size(block.size)) if part)
+                st.markdown(
+                    f":material/link: **{title}** — `{block.uri}`" + (f" · {details}" if details else "")
+                )
+                if block.description:
+                    st.caption(block.description)
+            elif isinstance(block, EmbeddedResourceBlock):
+                with st.expander(
+                    f"Resource {block.resource.uri}", expanded=True, icon=":material/description:"
+                ):
+                    draw_resource_contents(block.resource, block_key)
+            else:
+                st.caption(f"A content block of type {block.type!r} that yiem does not draw:")
+                st.json(block.model_dump(mode="json"), expanded=False)
+        if not result.content and result.structured_content is None:
+            st.caption("The tool returned nothing.")
+        if result.structured_content is not None:
+            st.markdown("**Structured content**")
+            st.json(result.structured_content, expanded=2)
+        problem = check_structured_content(output_schema, result)
+        if problem:
+            st.warning(f"The structured content does not match the tool's output schema: {problem}")
+        elif output_schema and not result.is_error:
+            st.caption(":material/check: The structured content matches the tool's output schema.")
+
+
+def _size(size: int | None) -> str:
+    return f"{size:,} bytes" if size is not None else ""
+
+
+def draw_record(record: CallRecord, output_schema: dict[str, Any] | None, key: str) -> None:
+    """A finished call: its result or error, how long it took, and the raw exchange one click away."""
+    took = f"{record.duration_ms:,.0f} ms" if record.duration_ms is not None else ""
+    if record.status == CallStatus.CANCELLED:
+        st.warning(f"Cancelled after {took}.", icon=":material/cancel:")
+    elif record.status == CallStatus.FAILED:
+        st.error(record.error or "The call failed.", icon=":material/error:")
+    result = record.result
+    if result is not None:
+        draw_result(result, output_schema, key)
+    st.caption(f"`{record.server}` · `{record.tool}` · {took}")
+    with st.expander("Raw request and response", icon=":material/data_object:"):
+        st.markdown("**Request**")
+        st.json(record.request, expanded=True)
+        st.markdown("**Response**")
+        if record.response is not None:
+            st.json(record.response, expanded=True)
+        else:
+            st.caption(record.error or "No response.")

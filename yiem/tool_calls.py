@@ -1,0 +1,231 @@
+"""Tool calls the Tools page runs in the background: progress, Cancel, the raw exchange, a history."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+import jsonschema
+from pydantic import BaseModel, Field
+
+from yiem.mcp import CallToolResult, McpClient, McpError, McpProgress, McpPrompt
+from yiem.mcp.errors import McpCancelledError
+from yiem.tool_registry import llm_safe_name
+from yiem.types import AbortSignal, utc_now
+
+
+class CallStatus(StrEnum):
+    """Where a call stands."""
+
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class CallRecord(BaseModel):
+    """One call as the history keeps and exports it: what was sent, what came back, how long it took."""
+
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex[:12])
+    server: str
+    tool: str
+    arguments: dict[str, Any]
+    started_at: datetime = Field(default_factory=utc_now)
+    duration_ms: float | None = None
+    status: CallStatus = CallStatus.RUNNING
+    request: dict[str, Any] = Field(default_factory=dict)
+    response: dict[str, Any] | None = None
+    error: str | None = None
+
+    @property
+    def result(self) -> CallToolResult | None:
+        """The parsed result, when the server answered."""
+        return CallToolResult.from_wire(self.response) if self.response is not None else None
+
+
+class ToolCallRun:
+    """A `tools/call` on its own thread, so the page can redraw progress and offer Cancel while it runs."""
+
+    def __init__(
+        self,
+        client: McpClient,
+        server: str,
+        tool: str,
+        arguments: Mapping[str, Any],
+        timeout: float | None = None,
+    ) -> None:
+        self._client = client
+        self._timeout = timeout
+        self._signal = AbortSignal()
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._progress: McpProgress | None = None
+        params = {"name": tool, "arguments": dict(arguments)}
+        self._record = CallRecord(
+            server=server,
+            tool=tool,
+            arguments=dict(arguments),
+            request={"jsonrpc": "2.0", "method": "tools/call", "params": params},
+        )
+        self._thread = threading.Thread(target=self._run, name=f"tool-call-{tool}", daemon=True)
+
+    def start(self) -> ToolCallRun:
+        """Send the call; returns at once."""
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        started = time.perf_counter()
+        response: dict[str, Any] | None = None
+        error: str | None = None
+        status = CallStatus.DONE
+        try:
+            # The raw request keeps the reply exactly as the server sent it, for the raw view.
+            response = self._client.request(
+                "tools/call",
+                self._record.request["params"],
+                timeout=self._timeout,
+                on_progress=self._on_progress,
+                signal=self._signal,
+            )
+        except McpCancelledError:
+            status, error = CallStatus.CANCELLED, "The call was cancelled."
+        except McpError as exc:
+            status, error = CallStatus.FAILED, describe_error(exc)
+        except Exception as exc:  # a bug must not leave the page waiting forever
+            status, error = CallStatus.FAILED, f"The call failed: {exc}"
+        with self._lock:
+            self._record = self._record.model_copy(
+                update={
+                    "duration_ms": (time.perf_counter() - started) * 1000,
+                    "status": status,
+                    "response": response,
+                    "error": error,
+                }
+            )
+        self._done.set()
+
+    def _on_progress(self, progress: McpProgress) -> None:
+        with self._lock:
+            self._progress = progress
+
+    def cancel(self) -> None:
+        """Tell the server to stop and stop waiting (`notifications/cancelled`)."""
+        self._signal.abort("cancelled from the Tools page")
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the call ends or `timeout` seconds pass; True when it ended."""
+        return self._done.wait(timeout)
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    @property
+    def progress(self) -> McpProgress | None:
+        """The latest progress notification, if any came."""
+        with self._lock:
+            return self._progress
+
+    @property
+    def record(self) -> CallRecord:
+        """A snapshot of the call so far."""
+        with self._lock:
+            return self._record
+
+    @property
+    def elapsed_s(self) -> float:
+        return (utc_now() - self._record.started_at).total_seconds()
+
+
+def progress_fraction(progress: McpProgress | None) -> float | None:
+    """Progress as 0..1 when the server gave a total, else None."""
+    if progress is None or not progress.total:
+        return None
+    return max(0.0, min(1.0, progress.progress / progress.total))
+
+
+def progress_words(progress: McpProgress | None) -> str:
+    """Progress in words: "3 of 10 — message"."""
+    if progress is None:
+        return "Waiting for the server…"
+    amount = f"{progress.progress:g} of {progress.total:g}" if progress.total else f"{progress.progress:g}"
+    return f"{amount} — {progress.message}" if progress.message else amount
+
+
+def check_structured_content(output_schema: Mapping[str, Any] | None, result: CallToolResult) -> str | None:
+    """Why `structuredContent` does not match the `outputSchema`, or None when it does (or none is set)."""
+    if not output_schema or result.is_error:
+        return None
+    if result.structured_content is None:
+        return "The tool declares an output schema but returned no structured content."
+    validator_class = jsonschema.validators.validator_for(
+        output_schema, default=jsonschema.Draft202012Validator
+    )
+    errors = sorted(validator_class(dict(output_schema)).iter_errors(result.structured_content), key=str)
+    if not errors:
+        return None
+    first = errors[0]
+    where = "/".join(str(part) for part in first.absolute_path)
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{where + ': ' if where else ''}{first.message}{more}"
+
+
+def describe_error(error: BaseException) -> str:
+    """An error in words, with the server's stderr tail when it left one and the message lacks it."""
+    text = str(error)
+    data = getattr(error, "data", None)
+    stderr = data.get("stderr") if isinstance(data, dict) else None
+    if isinstance(stderr, str) and stderr.strip() and stderr.strip() not in text:
+        text = f"{text}\n\nThe server's last words (stderr):\n{stderr.strip()}"
+    return text
+
+
+def history_json(records: Sequence[CallRecord]) -> str:
+    """The call history as a JSON document a person can keep or share."""
+    return json.dumps([record.model_dump(mode="json") for record in records], indent=2, ensure_ascii=False)
+
+
+def ping_ms(client: McpClient, timeout: float = 10.0) -> float:
+    """Round-trip time of one `ping`, in milliseconds; raises `McpError` when the server does not answer."""
+    started = time.perf_counter()
+    client.ping(timeout=timeout)
+    return (time.perf_counter() - started) * 1000
+
+
+def chat_tool_name(registry_tools: Mapping[str, Any], server: str, tool: str) -> str:
+    """The name the chat agent knows an MCP tool by: `server__tool` after a clash, else the tool's own."""
+    prefixed = llm_safe_name(f"{server}__{tool}")
+    return prefixed if prefixed in registry_tools else llm_safe_name(tool)
+
+
+def prompt_input_schema(prompt: McpPrompt) -> dict[str, Any]:
+    """A prompt's arguments as an object schema of strings, so the tool form can ask for them."""
+    properties = {
+        argument.name: {"type": "string", "description": argument.description or ""}
+        for argument in prompt.arguments
+    }
+    required = [argument.name for argument in prompt.arguments if argument.required]
+    return {"type": "object", "properties": properties, "required": required}
+
+
+def annotation_badges(annotations: Mapping[str, Any] | None) -> list[str]:
+    """Badges for the hints a tool states outright (MCP `ToolAnnotations`); unstated hints get none."""
+    hints = annotations or {}
+    badges = []
+    if hints.get("readOnlyHint") is True:
+        badges.append("read-only")
+    # Destructive and idempotent only mean something for tools that change things.
+    if hints.get("destructiveHint") is True and hints.get("readOnlyHint") is not True:
+        badges.append("destructive")
+    if hints.get("idempotentHint") is True and hints.get("readOnlyHint") is not True:
+        badges.append("idempotent")
+    if hints.get("openWorldHint") is True:
+        badges.append("open-world")
+    return badges
