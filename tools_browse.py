@@ -7,7 +7,7 @@ from typing import Any
 import streamlit as st
 
 from tools_form import FormKeys, draw_form, form_arguments
-from tools_result import decode_base64, draw_resource_contents, draw_text
+from tools_result import draw_image, draw_resource_contents, draw_text
 from yiem.mcp import EmbeddedResourceBlock, ImageBlock, McpClient, McpError, TextBlock
 from yiem.schema_form import ToolForm
 from yiem.tool_calls import describe_error, prompt_input_schema
@@ -109,11 +109,10 @@ def draw_prompts(client: McpClient, server: str) -> None:
     for index, message in enumerate(found[2].messages):
         with st.chat_message("user" if message.role == "user" else "assistant"):
             block = message.content
-            image = decode_base64(block.data) if isinstance(block, ImageBlock) else None
             if isinstance(block, TextBlock):
                 draw_text(block.text)
-            elif image is not None:
-                st.image(image)
+            elif isinstance(block, ImageBlock):
+                draw_image(block.data, block.mime_type)
             elif isinstance(block, EmbeddedResourceBlock):
                 draw_resource_contents(block.resource, f"tools-prompt-{index}")
             else:

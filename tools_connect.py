@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import streamlit as st
+
+from yiem.mcp import McpClient, McpError, McpTool
 from yiem.mcp.config import (
     McpConfig,
     McpConfigError,
@@ -17,9 +19,6 @@ from yiem.mcp.config import (
     parse_server_entry,
     save_mcp_config,
 )
-from yiem.tool_registry import ToolRegistry
-
-from yiem.mcp import McpClient, McpError, McpTool
 from yiem.server_forms import (
     ServerFormError,
     StdioPolicy,
@@ -30,6 +29,7 @@ from yiem.server_forms import (
     stdio_policy,
 )
 from yiem.tool_calls import chat_tool_name, describe_error, ping_ms
+from yiem.tool_registry import ToolRegistry
 
 SERVER_KEY = "tools-server"
 _ADDED = "tools-added-servers"  # servers typed in this session: name -> entry
@@ -132,12 +132,7 @@ def draw_connection_panel() -> str | None:
             st.session_state[SERVER_KEY] = next(iter(clients()), names[0])
         left, right = st.columns([3, 2], vertical_alignment="bottom")
         with left:
-            st.selectbox(
-                "Server",
-                names,
-                key=SERVER_KEY,
-                format_func=lambda name: f"{name}  ·  connected" if name in clients() else name,
-            )
+            st.selectbox("Server", names, key=SERVER_KEY)
         chosen: str = st.session_state[SERVER_KEY]
         with right:
             if chosen in clients():
@@ -252,8 +247,8 @@ def _draw_details(name: str, client: McpClient) -> None:
     with st.container(border=True):
         top = st.columns([3, 2, 2], vertical_alignment="center")
         with top[0]:
-            title = info.title or info.name or name
-            st.markdown(f"**{title}** {info.version}  \n:green[:material/check_circle: connected]")
+            title = f"**{info.title}** `{info.name}`" if info.title else f"**{info.name or name}**"
+            st.markdown(f"{title} {info.version}  \n:green[:material/check_circle: connected]")
         with top[1]:
             st.markdown(
                 f"Protocol **{client.protocol_version}**  \nSession `{client.session_id or 'none (stdio)'}`"

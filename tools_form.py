@@ -83,7 +83,9 @@ def _raw_mode_changed(form: ToolForm, keys: FormKeys) -> None:
 def draw_form(form: ToolForm, keys: FormKeys) -> None:
     """The fields, or the raw-JSON editor; errors from the last attempt shown next to their field."""
     session: Any = st.session_state
-    if any(keys.value(field.name) not in session for field in form.fields):
+    raw_mode = bool(session.get(keys.raw_mode))
+    # Field widgets are not drawn in raw mode, so Streamlit drops their values; the JSON holds them then.
+    if not raw_mode and any(keys.value(field.name) not in session for field in form.fields):
         # First draw of this form (or its widgets were dropped while another tool was shown).
         set_widgets(form, keys, form.initial_state())
     st.toggle(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from typing import Any
 
 import streamlit as st
@@ -26,6 +27,18 @@ def decode_base64(data: str) -> bytes | None:
         return base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
         return None
+
+
+_IMAGE_MIME = re.compile(r"^image/[A-Za-z0-9.+-]+$")
+
+
+def draw_image(data: str, mime_type: str | None, caption: str | None = None) -> None:
+    """A base64 image as a data URL: the browser decodes it, so any format it can show works."""
+    mime = mime_type if mime_type and _IMAGE_MIME.match(mime_type) else "image/png"
+    if decode_base64(data) is None:
+        st.error("The image's data is not valid base64.")
+        return
+    st.image(f"data:{mime};base64,{data.strip()}", caption=caption)
 
 
 def draw_text(text: str) -> None:
@@ -58,7 +71,7 @@ def draw_resource_contents(contents: ResourceContents, key: str) -> None:
         st.error("The resource's data is not valid base64.")
         return
     if mime.startswith("image/"):
-        st.image(data, caption=contents.uri)
+        draw_image(contents.blob, mime, contents.uri)
     elif mime.startswith("audio/"):
         st.audio(data, format=mime)
     else:
@@ -85,11 +98,7 @@ def draw_result(result: CallToolResult, output_schema: dict[str, Any] | None, ke
                 else:
                     draw_text(block.text)
             elif isinstance(block, ImageBlock):
-                data = decode_base64(block.data)
-                if data is None:
-                    st.error("The image's data is not valid base64.")
-                else:
-                    st.image(data, caption=block.mime_type)
+                draw_image(block.data, block.mime_type, block.mime_type)
             elif isinstance(block, AudioBlock):
                 data = decode_base64(block.data)
                 if data is None:

@@ -6,7 +6,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -171,10 +171,14 @@ def check_structured_content(output_schema: Mapping[str, Any] | None, result: Ca
     errors = sorted(validator_class(dict(output_schema)).iter_errors(result.structured_content), key=str)
     if not errors:
         return None
-    first = errors[0]
-    where = "/".join(str(part) for part in first.absolute_path)
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return f"{where + ': ' if where else ''}{first.message}{more}"
+    shown = [_where(error.absolute_path) + error.message for error in errors[:3]]
+    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    return "; ".join(shown) + more
+
+
+def _where(path: Iterable[Any]) -> str:
+    where = "/".join(str(part) for part in path)
+    return f"{where}: " if where else ""
 
 
 def describe_error(error: BaseException) -> str:
