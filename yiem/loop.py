@@ -227,27 +227,33 @@ class _ToolThreads:
     """Daemon threads reused across the turns of one run; a stuck tool is left behind, never joined."""
 
     def __init__(self) -> None:
-        self._tasks: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+        self._tasks: queue.SimpleQueue[tuple[Callable[[], Any], Callable[[Any], None]] | None] = (
+            queue.SimpleQueue()
+        )
         self._lock = threading.Lock()
         self._idle = 0
         self._count = 0
 
-    def submit(self, task: Callable[[], None]) -> None:
+    def submit(self, work: Callable[[], Any], deliver: Callable[[Any], None]) -> None:
+        """Run `work()` in a worker thread, then `deliver(its result)`."""
         with self._lock:
             spawn = self._idle == 0
             if spawn:
                 self._count += 1
             else:
                 self._idle -= 1
-        self._tasks.put(task)
+        self._tasks.put((work, deliver))
         if spawn:
             threading.Thread(target=self._work, name="yiem-tool", daemon=True).start()
 
     def _work(self) -> None:
         while (task := self._tasks.get()) is not None:
-            task()
+            work, deliver = task
+            result = work()
+            # Idle before delivering: the loop may submit the next call the moment it hears back.
             with self._lock:
                 self._idle += 1
+            deliver(result)
 
     def close(self) -> None:
         with self._lock:
@@ -526,11 +532,11 @@ class _LoopRun:
         ) -> None:
             inbox.put(("update", index, (update, progress, total, message)))
 
-        def task() -> None:
-            inbox.put(("done", index, execute_tool_call(prepared, call_signal, on_update)))
-
         started = perf_counter()
-        self.threads.submit(task)
+        self.threads.submit(
+            lambda: execute_tool_call(prepared, call_signal, on_update),
+            lambda output: inbox.put(("done", index, output)),
+        )
         return _Running(prepared, call_signal, unlink, started, started + self.config.tool_timeout)
 
 

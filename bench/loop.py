@@ -1,0 +1,136 @@
+"""Benchmark of the agent loop: its own cost per turn, and parallel against sequential tools.
+
+Run: `.venv/bin/python bench/loop.py` (or `make bench`). Prints a Markdown table for docs/benchmarks.md.
+
+1. µs per turn over 1,000 turns with ScriptedLlm and a no-op tool, next to the peer: the same
+   ScriptedLlm streams consumed and the same tool called directly, without the loop. The
+   difference is the loop's own cost (events, validation, hooks, the worker-thread hand-off).
+2. 8 tools that each sleep 200 ms, parallel against sequential, in the same run.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import threading
+from pathlib import Path
+from time import perf_counter
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from yiem import (
+    AbortSignal,
+    AgentContext,
+    AgentLoopConfig,
+    AgentTool,
+    LlmModel,
+    ScriptedLlm,
+    TextContent,
+    UserMessage,
+    run_agent_loop,
+)
+
+TURNS = 1_000
+REPEATS = 5
+MODEL = LlmModel(id="bench", provider="bench")
+
+
+def noop(tool_call_id: str, arguments: dict[str, Any], signal: AbortSignal) -> str:
+    return "ok"
+
+
+NOOP = AgentTool(
+    name="noop",
+    description="does nothing",
+    input_schema={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+    execute=noop,
+)
+
+
+def _responses(turns: int) -> list[Any]:
+    calls = [
+        {"content": [{"type": "tool_call", "id": f"c{n}", "name": "noop", "arguments": {"n": n}}]}
+        for n in range(turns)
+    ]
+    return [*calls, "done"]
+
+
+def _context(*tools: AgentTool) -> AgentContext:
+    return AgentContext(
+        system_prompt="bench",
+        messages=[UserMessage(content=[TextContent(text="go")])],
+        tools={tool.name: tool for tool in tools},
+    )
+
+
+def loop_turns() -> float:
+    """Seconds for TURNS tool-call turns through run_agent_loop (plus the final answer)."""
+    llm = ScriptedLlm(_responses(TURNS))
+    config = AgentLoopConfig(max_turns=TURNS + 1)
+    started = perf_counter()
+    for event in run_agent_loop(_context(NOOP), llm, MODEL, config):
+        if event.type == "agent_end":
+            assert event.stop_reason == "end_turn", event.error_message
+    return perf_counter() - started
+
+
+def peer_turns() -> float:
+    """The same streams and tool calls without the loop: what the loop's cost is measured against."""
+    llm = ScriptedLlm(_responses(TURNS))
+    context = _context(NOOP)
+    signal = AbortSignal()
+    started = perf_counter()
+    for _ in range(TURNS + 1):
+        for event in llm.stream(MODEL, context, signal):
+            if event.type == "done":
+                for call in getattr(event.message, "tool_calls", []):
+                    NOOP.execute(call.id, call.arguments, signal)
+    return perf_counter() - started
+
+
+def sleeping_tools(mode: str) -> float:
+    """Wall seconds for one assistant message calling 8 tools that each sleep 200 ms."""
+
+    def sleep(tool_call_id: str, arguments: dict[str, Any], signal: AbortSignal) -> str:
+        threading.Event().wait(0.2)
+        return "slept"
+
+    tool = AgentTool(name="sleep", execute=sleep)
+    calls = [{"type": "tool_call", "id": f"s{n}", "name": "sleep", "arguments": {}} for n in range(8)]
+    llm = ScriptedLlm([{"content": calls}, "done"])
+    config = AgentLoopConfig(tool_execution="parallel" if mode == "parallel" else "sequential")
+    started = perf_counter()
+    for _ in run_agent_loop(_context(tool), llm, MODEL, config):
+        pass
+    return perf_counter() - started
+
+
+def main() -> None:
+    loop_turns()  # warm-up: imports, validator cache, thread start
+    loop_s, peer_s = [], []
+    for _ in range(REPEATS):
+        loop_s.append(loop_turns())
+        peer_s.append(peer_turns())
+    loop_us = statistics.median(loop_s) / TURNS * 1e6
+    peer_us = statistics.median(peer_s) / TURNS * 1e6
+    parallel = statistics.median(sleeping_tools("parallel") for _ in range(3))
+    sequential = statistics.median(sleeping_tools("sequential") for _ in range(3))
+    print("| measure | yiem | peer | ratio |\n|---|---|---|---|")
+    print(
+        f"| µs per turn, {TURNS:,} turns, no-op tool (median of {REPEATS}) | {loop_us:.0f} | "
+        f"{peer_us:.0f} (streams + tool, no loop) | {loop_us / peer_us:.2f} × |"
+    )
+    print(f"| loop's own cost per turn (yiem − peer) | {loop_us - peer_us:.0f} µs | | |")
+    print(
+        f"| 8 tools × 200 ms, wall time (median of 3) | parallel {parallel * 1000:.0f} ms | "
+        f"sequential {sequential * 1000:.0f} ms | {sequential / parallel:.2f} × |"
+    )
+    print(
+        f"| parallel / one tool (200 ms) | {parallel / 0.2:.2f} × | sequential / one tool | "
+        f"{sequential / 0.2:.2f} × |"
+    )
+
+
+if __name__ == "__main__":
+    main()
