@@ -14,7 +14,7 @@ import statistics
 import sys
 import threading
 from pathlib import Path
-from time import perf_counter
+from time import perf_counter, process_time
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -64,29 +64,29 @@ def _context(*tools: AgentTool) -> AgentContext:
     )
 
 
-def loop_turns() -> float:
-    """Seconds for TURNS tool-call turns through run_agent_loop (plus the final answer)."""
+def loop_turns() -> tuple[float, float]:
+    """Wall and CPU seconds (all threads) for TURNS tool-call turns through run_agent_loop."""
     llm = ScriptedLlm(_responses(TURNS))
     config = AgentLoopConfig(max_turns=TURNS + 1)
-    started = perf_counter()
+    started, cpu = perf_counter(), process_time()
     for event in run_agent_loop(_context(NOOP), llm, MODEL, config):
         if event.type == "agent_end":
             assert event.stop_reason == "end_turn", event.error_message
-    return perf_counter() - started
+    return perf_counter() - started, process_time() - cpu
 
 
-def peer_turns() -> float:
+def peer_turns() -> tuple[float, float]:
     """The same streams and tool calls without the loop: what the loop's cost is measured against."""
     llm = ScriptedLlm(_responses(TURNS))
     context = _context(NOOP)
     signal = AbortSignal()
-    started = perf_counter()
+    started, cpu = perf_counter(), process_time()
     for _ in range(TURNS + 1):
         for event in llm.stream(MODEL, context, signal):
             if event.type == "done":
                 for call in getattr(event.message, "tool_calls", []):
                     NOOP.execute(call.id, call.arguments, signal)
-    return perf_counter() - started
+    return perf_counter() - started, process_time() - cpu
 
 
 def sleeping_tools(mode: str) -> float:
@@ -108,27 +108,35 @@ def sleeping_tools(mode: str) -> float:
 
 def main() -> None:
     loop_turns()  # warm-up: imports, validator cache, thread start
-    loop_s, peer_s = [], []
+    loop_runs, peer_runs = [], []
     for _ in range(REPEATS):
-        loop_s.append(loop_turns())
-        peer_s.append(peer_turns())
-    loop_us = statistics.median(loop_s) / TURNS * 1e6
-    peer_us = statistics.median(peer_s) / TURNS * 1e6
+        loop_runs.append(loop_turns())
+        peer_runs.append(peer_turns())
+
+    def per_turn(runs: list[tuple[float, float]], which: int) -> float:
+        return statistics.median(run[which] for run in runs) / TURNS * 1e6
+
+    loop_us, peer_us = per_turn(loop_runs, 0), per_turn(peer_runs, 0)
+    loop_cpu, peer_cpu = per_turn(loop_runs, 1), per_turn(peer_runs, 1)
     parallel = statistics.median(sleeping_tools("parallel") for _ in range(3))
     sequential = statistics.median(sleeping_tools("sequential") for _ in range(3))
     print("| measure | yiem | peer | ratio |\n|---|---|---|---|")
     print(
-        f"| µs per turn, {TURNS:,} turns, no-op tool (median of {REPEATS}) | {loop_us:.0f} | "
-        f"{peer_us:.0f} (streams + tool, no loop) | {loop_us / peer_us:.2f} × |"
+        f"| wall µs per turn, {TURNS:,} turns, no-op tool (median of {REPEATS}) | {loop_us:.0f} | "
+        f"{peer_us:.0f} | {loop_us / peer_us:.2f} × |"
     )
-    print(f"| loop's own cost per turn (yiem − peer) | {loop_us - peer_us:.0f} µs | | |")
     print(
-        f"| 8 tools × 200 ms, wall time (median of 3) | parallel {parallel * 1000:.0f} ms | "
+        f"| CPU µs per turn, all threads (median of {REPEATS}) | {loop_cpu:.0f} | "
+        f"{peer_cpu:.0f} | {loop_cpu / peer_cpu:.2f} × |"
+    )
+    own = f"{loop_us - peer_us:.0f} / {loop_cpu - peer_cpu:.0f} µs"
+    print(f"| loop's own cost per turn (yiem − peer), wall / CPU | {own} | | |")
+    print(
+        f"| 8 tools × 200 ms, wall (median of 3) | parallel {parallel * 1000:.0f} ms | "
         f"sequential {sequential * 1000:.0f} ms | {sequential / parallel:.2f} × |"
     )
     print(
-        f"| parallel / one tool (200 ms) | {parallel / 0.2:.2f} × | sequential / one tool | "
-        f"{sequential / 0.2:.2f} × |"
+        f"| ÷ one tool (200 ms) | parallel {parallel / 0.2:.2f} × | sequential {sequential / 0.2:.2f} × | |"
     )
 
 

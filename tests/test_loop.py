@@ -143,6 +143,7 @@ def test_sp024_invalid_arguments_give_error_result_and_tool_not_run(
 
 
 def test_before_tool_call_blocks_with_reason(make_context: ContextFactory, core_model: LlmModel) -> None:
+    """SP-021: before_tool_call may block a call with a reason."""
     seen: list[BeforeToolCallContext] = []
 
     def before(ctx: BeforeToolCallContext) -> BeforeToolCallResult:
@@ -157,6 +158,8 @@ def test_before_tool_call_blocks_with_reason(make_context: ContextFactory, core_
 
 
 def test_hooks_that_raise_become_error_results(make_context: ContextFactory, core_model: LlmModel) -> None:
+    """SP-021: a hook that raises becomes an error result; the loop goes on."""
+
     def before(ctx: BeforeToolCallContext) -> None:
         if ctx.args["a"] == 0:
             raise RuntimeError("before broke")
@@ -181,6 +184,8 @@ def test_hooks_that_raise_become_error_results(make_context: ContextFactory, cor
 def test_after_tool_call_replaces_content_details_and_error(
     make_context: ContextFactory, core_model: LlmModel
 ) -> None:
+    """SP-021: after_tool_call may replace content, details and is_error."""
+
     def after(ctx: AfterToolCallContext) -> AfterToolCallResult:
         assert ctx.result.content == [TextContent(text="3")] and not ctx.is_error
         return AfterToolCallResult(
@@ -232,6 +237,7 @@ def test_tool_return_types(make_context: ContextFactory, core_model: LlmModel) -
 def test_parallel_runs_concurrently_and_keeps_the_asked_order(
     make_context: ContextFactory, core_model: LlmModel
 ) -> None:
+    """SP-021 "parallel": concurrent, results in the order asked."""
     fast_done = threading.Event()
 
     def slow(tool_call_id: str, arguments: dict[str, Any], signal: AbortSignal) -> str:
@@ -251,6 +257,7 @@ def test_parallel_runs_concurrently_and_keeps_the_asked_order(
 
 
 def test_sequential_runs_one_at_a_time_in_order(make_context: ContextFactory, core_model: LlmModel) -> None:
+    """SP-021 "sequential": one call at a time."""
     log: list[str] = []
     lock = threading.Lock()
 
@@ -274,6 +281,7 @@ def test_sequential_runs_one_at_a_time_in_order(make_context: ContextFactory, co
 def test_tool_timeout_gives_error_result_and_signals_the_tool(
     make_context: ContextFactory, core_model: LlmModel
 ) -> None:
+    """NFR-101: a per-tool timeout gives an error result and aborts that tool's signal (SP-022)."""
     seen_reason: list[str | None] = []
     saw_abort = threading.Event()
 
@@ -296,7 +304,7 @@ def test_tool_timeout_gives_error_result_and_signals_the_tool(
 
 
 def test_abort_from_another_thread_during_tools(make_context: ContextFactory, core_model: LlmModel) -> None:
-    """NFR-101: running tools see the signal; every call gets exactly one result; the loop says aborted."""
+    """NFR-101, SP-022: tools see the signal, every call gets one result, the loop ends aborted."""
     started = threading.Barrier(3)
     stopped: list[str] = []
 
@@ -330,6 +338,7 @@ def test_abort_from_another_thread_during_tools(make_context: ContextFactory, co
 def test_abort_in_sequential_mode_answers_calls_never_started(
     make_context: ContextFactory, core_model: LlmModel
 ) -> None:
+    """SP-022: calls never started still get an aborted result."""
     signal = AbortSignal()
 
     def first(tool_call_id: str, arguments: dict[str, Any], signal_: AbortSignal) -> str:
@@ -352,6 +361,7 @@ def test_abort_in_sequential_mode_answers_calls_never_started(
 
 
 def test_abort_while_streaming_closes_the_stream(make_context: ContextFactory, core_model: LlmModel) -> None:
+    """SP-022: an abort mid-stream closes the LLM stream and keeps the partial text."""
     closed: list[bool] = []
 
     class ClosingLlm(ScriptedLlm):

@@ -8,11 +8,14 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
 from yiem import (
     AbortSignal,
+    AgentContext,
+    AgentLoopConfig,
     AgentMessage,
+    AgentTool,
     AgentToolCall,
     AssistantMessage,
     AssistantMessageToolCall,
@@ -188,3 +191,49 @@ def test_sp022_wait_unsubscribe_and_broken_callback() -> None:
     assert seen == ["got why"]
     signal.abort("again")
     assert signal.reason == "why"
+
+
+def test_sp002_sp003_assistant_defaults() -> None:
+    """SP-002 and SP-003: the keyword-constructor defaults of the spec."""
+    plain = AssistantMessage()
+    assert (plain.role, plain.stop_reason, plain.error_message, plain.usage) == (
+        "assistant",
+        "end_turn",
+        None,
+        LlmUsage(),
+    )
+    calls = AssistantMessageToolCall(tool_calls=[AgentToolCall(id="1", name="n")])
+    assert (calls.role, calls.stop_reason, calls.content) == ("assistant", "tool_calls", [])
+    assert "toolCalls" in calls.to_json_dict()
+
+
+def test_sp019_context_keeps_tool_order_and_parses_messages() -> None:
+    """SP-019: tools keyed by name in insertion order; messages of every kind parse from JSON."""
+    tools = {name: AgentTool(name=name, execute=lambda *a: "") for name in ("b", "a", "c")}
+    context = AgentContext(
+        system_prompt="s",
+        messages=[
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {"role": "assistant", "toolCalls": [{"id": "1", "name": "b"}]},
+            {"role": "toolResult", "toolCallId": "1", "toolName": "b"},
+            {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
+        ],
+        tools=tools,
+    )
+    assert list(context.tools or {}) == ["b", "a", "c"]
+    assert [type(m).__name__ for m in context.messages] == [
+        "UserMessage",
+        "AssistantMessageToolCall",
+        "ToolResultMessage",
+        "AssistantMessage",
+    ]
+
+
+def test_sp021_loop_config() -> None:
+    """SP-021: hooks, "sequential" or "parallel", and the limits beyond the spec."""
+    config = AgentLoopConfig()
+    assert (config.before_tool_call, config.after_tool_call) == (None, None)
+    assert (config.tool_execution, config.tool_timeout, config.max_turns) == ("parallel", 120.0, 20)
+    assert AgentLoopConfig(tool_execution="sequential").tool_execution == "sequential"
+    with pytest.raises(ValidationError):
+        AgentLoopConfig(tool_execution="sometimes")  # type: ignore[arg-type]
