@@ -1,6 +1,297 @@
-"""The Chat page (coming soon)."""
+"""The Chat page: conversations in the sidebar, streamed replies, tool calls, costs, export."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from typing import Any
 
 import streamlit as st
 
-st.title("Chat")
-st.info("This page is coming soon.")
+import bootstrap
+import chat_sidebar
+from yiem.chat_session import ChatSession, ChatSessionError, reply_caption, tool_results_by_call, user_message
+from yiem.events import (
+    AgentEndEvent,
+    AgentEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+)
+from yiem.store import ConversationNotFoundError, StoreError
+from yiem.types import (
+    AgentToolCall,
+    AssistantMessage,
+    AssistantMessageToolCall,
+    ImageContent,
+    ReasoningContent,
+    TextContent,
+    ToolResultMessage,
+    UserMessage,
+)
+
+bootstrap.ensure_session()
+chat: ChatSession = st.session_state["chat"]
+
+
+def _open_from_url() -> None:
+    # The URL names the conversation, so a reload or a shared link reopens it.
+    wanted = st.query_params.get("c")
+    if wanted and wanted != chat.conversation_id:
+        try:
+            chat.open(wanted)
+        except ConversationNotFoundError:
+            st.warning("That conversation no longer exists; here is a new chat instead.")
+            del st.query_params["c"]
+            chat.new()
+        except StoreError as error:
+            st.error(f"That conversation could not be loaded: {error}")
+            chat.new()
+    elif not wanted and chat.conversation_id:
+        chat.new()
+
+
+_open_from_url()
+chat_sidebar.draw(chat)
+
+
+# --- drawing stored messages ----------------------------------------------------------------
+
+
+def _json_block(value: Any) -> None:
+    st.code(json.dumps(value, indent=2, ensure_ascii=False, default=str), language="json")
+
+
+def _draw_blocks(content: list[Any]) -> None:
+    reasoning = "\n\n".join(block.text for block in content if isinstance(block, ReasoningContent))
+    if reasoning:
+        with st.expander("Reasoning", expanded=False):
+            st.markdown(reasoning)
+    for block in content:
+        if isinstance(block, TextContent) and block.text:
+            st.markdown(block.text)
+        elif isinstance(block, ImageContent):
+            st.image(base64.b64decode(block.data), width=320)
+
+
+def _draw_tool_call(call: AgentToolCall, result: ToolResultMessage | None) -> None:
+    if result is None:
+        label, state = f"Tool `{call.name}`: no result", "error"
+    elif result.is_error:
+        label, state = f"Tool `{call.name}` failed", "error"
+    else:
+        label, state = f"Tool `{call.name}`", "complete"
+    with st.status(label, state=state, expanded=False):
+        st.caption("Arguments")
+        _json_block(call.arguments)
+        if result is not None:
+            st.caption("Result")
+            _draw_tool_result(result)
+
+
+def _draw_tool_result(result: ToolResultMessage) -> None:
+    texts = [block.text for block in result.content if isinstance(block, TextContent)]
+    joined = "\n".join(texts)
+    try:
+        _json_block(json.loads(joined))
+    except ValueError:
+        _json_block({"content": joined, "isError": result.is_error} if texts else result.to_json_dict())
+    for block in result.content:
+        if isinstance(block, ImageContent):
+            st.image(base64.b64decode(block.data), width=240)
+    if result.details is not None:
+        st.caption("Details")
+        _json_block(result.details)
+
+
+def _draw_failure(message: AssistantMessage | AssistantMessageToolCall) -> None:
+    if message.stop_reason == "aborted":
+        st.warning(message.error_message or "Stopped. The reply so far is kept.")
+    elif message.error_message:
+        st.error(message.error_message)
+
+
+def _draw_history() -> None:
+    results = tool_results_by_call(chat.messages)
+    last_prompt = max((i for i, m in enumerate(chat.messages) if isinstance(m, UserMessage)), default=-1)
+    for index, message in enumerate(chat.messages):
+        if isinstance(message, UserMessage):
+            with st.chat_message("user"):
+                _draw_blocks(message.content)
+                _edit_control(index, message)
+        elif isinstance(message, AssistantMessage | AssistantMessageToolCall):
+            with st.chat_message("assistant"):
+                _draw_blocks(message.content)
+                if isinstance(message, AssistantMessageToolCall):
+                    for call in message.tool_calls:
+                        _draw_tool_call(call, results.get(call.id))
+                _draw_failure(message)
+                st.caption(reply_caption(message))
+        elif message.tool_call_id not in {
+            call.id
+            for m in chat.messages
+            if isinstance(m, AssistantMessageToolCall)
+            for call in m.tool_calls
+        }:
+            with st.chat_message("assistant", avatar=":material/build:"):
+                _draw_tool_result(message)
+    if last_prompt >= 0 and not st.session_state.get("yiem_pending"):
+        if st.button("Regenerate the last reply", icon=":material/refresh:", key="regenerate"):
+            _queue_resend(last_prompt, None)
+            st.rerun()
+
+
+def _edit_control(index: int, message: UserMessage) -> None:
+    text = "".join(block.text for block in message.content if isinstance(block, TextContent))
+    with st.popover("Edit", icon=":material/edit:", key=f"edit-{index}"):
+        new_text = st.text_area("Your message", value=text, key=f"edit-text-{index}")
+        if st.button("Send from here", key=f"edit-send-{index}", help="Later messages are replaced."):
+            _queue_resend(index, new_text)
+            st.rerun()
+
+
+def _queue_resend(index: int, new_text: str | None) -> None:
+    try:
+        prompt = chat.rewind_to(index)
+    except (ChatSessionError, StoreError) as error:
+        st.session_state["yiem_notice"] = str(error)
+        return
+    images = [block for block in prompt.content if isinstance(block, ImageContent)]
+    if new_text is None:
+        st.session_state["yiem_pending"] = prompt
+    else:
+        st.session_state["yiem_pending"] = user_message(new_text, images)
+
+
+# --- running the agent ------------------------------------------------------------------------
+
+
+class _LiveReply:
+    """What is on screen for the reply being streamed."""
+
+    def __init__(self) -> None:
+        self.reasoning = ""
+        self.reasoning_slot: Any = None
+        self.toolcall_slot: Any = None
+        self.ended: AssistantMessage | AssistantMessageToolCall | None = None
+
+
+def _text_deltas(events: Iterator[AgentEvent], live: _LiveReply) -> Iterator[str]:
+    # Feeds st.write_stream with text while drawing reasoning and tool-call progress beside it;
+    # stops at the end of this assistant message and leaves the rest of the events to the caller.
+    for event in events:
+        if isinstance(event, MessageUpdateEvent):
+            if event.kind == "text":
+                yield event.delta
+            elif event.kind == "reasoning":
+                live.reasoning += event.delta
+                live.reasoning_slot.markdown(live.reasoning)
+            else:
+                names = [call.name for call in getattr(event.message, "tool_calls", [])]
+                live.toolcall_slot.caption(f"Preparing a tool call… {', '.join(names)}")
+        elif isinstance(event, MessageEndEvent):
+            message = event.message
+            if isinstance(message, AssistantMessage | AssistantMessageToolCall):
+                live.ended = message
+            return
+
+
+def _draw_run(events: Iterator[AgentEvent]) -> None:
+    container: Any = None
+    statuses: dict[str, Any] = {}
+    for event in events:
+        if isinstance(event, MessageStartEvent) and isinstance(
+            event.message, AssistantMessage | AssistantMessageToolCall
+        ):
+            container = st.chat_message("assistant")
+            with container:
+                live = _LiveReply()
+                with st.expander("Reasoning", expanded=False):
+                    live.reasoning_slot = st.empty()
+                live.toolcall_slot = st.empty()
+                st.write_stream(_text_deltas(events, live))
+                live.toolcall_slot.empty()
+                if live.ended is not None:
+                    _draw_failure(live.ended)
+                    st.caption(reply_caption(live.ended))
+        elif isinstance(event, ToolExecutionStartEvent):
+            with container or st.chat_message("assistant"):
+                status = st.status(f"Running tool `{event.tool_call.name}`…", expanded=True)
+                with status:
+                    st.caption("Arguments")
+                    _json_block(event.args)
+                statuses[event.tool_call.id] = status
+        elif isinstance(event, ToolExecutionUpdateEvent):
+            status = statuses.get(event.tool_call.id)
+            if status is not None:
+                progress = f"{event.progress:g}" + (f" of {event.total:g}" if event.total else "")
+                status.update(label=f"Running tool `{event.tool_call.name}`… {progress} {event.message or ''}")
+        elif isinstance(event, ToolExecutionEndEvent):
+            status = statuses.pop(event.tool_call.id, None) or st.status(f"Tool `{event.tool_call.name}`")
+            with status:
+                st.caption("Result")
+                _draw_tool_result(event.result)
+            failed = event.is_error
+            status.update(
+                label=f"Tool `{event.tool_call.name}` {'failed' if failed else 'done'} "
+                f"({event.duration_ms / 1000:.1f} s)",
+                state="error" if failed else "complete",
+                expanded=False,
+            )
+        elif isinstance(event, AgentEndEvent) and event.error_message and event.stop_reason != "aborted":
+            if not any(isinstance(m, AssistantMessage) and m.error_message for m in event.messages):
+                st.error(event.error_message)
+
+
+def _run(prompt: UserMessage) -> None:
+    import chat_agent
+
+    with st.chat_message("user"):
+        _draw_blocks(prompt.content)
+    try:
+        run_agent, model = chat_agent.prepare()
+    except chat_agent.ChatSetupError as error:
+        chat.messages.append(prompt) if False else None
+        st.error(str(error))
+        return
+    events = chat.run(run_agent, prompt, model, bootstrap.settings().system_prompt)
+    try:
+        _draw_run(events)
+    except BaseException:
+        # Stop, a rerun, or a crash while drawing: abort the model and drain the loop so the partial
+        # reply and every tool result are saved, then let Streamlit carry on stopping.
+        chat_agent.abort()
+        for _event in events:
+            pass
+        raise
+    finally:
+        if chat.conversation_id and st.query_params.get("c") != chat.conversation_id:
+            st.query_params["c"] = chat.conversation_id
+
+
+_draw_history()
+
+if notice := st.session_state.pop("yiem_notice", None):
+    st.error(notice)
+
+submitted = st.chat_input(
+    "Message",
+    key="prompt",
+    submit_mode="stop",
+    accept_file="multiple",
+    file_type=["png", "jpg", "jpeg", "gif", "webp"],
+)
+pending: UserMessage | None = st.session_state.pop("yiem_pending", None)
+if submitted is not None:
+    images = [
+        ImageContent(data=base64.b64encode(file.getvalue()).decode(), mime_type=file.type or "image/png")
+        for file in submitted.files
+    ]
+    if submitted.text.strip() or images:
+        pending = user_message(submitted.text, images)
+if pending is not None:
+    _run(pending)

@@ -1,0 +1,63 @@
+"""The Streamlit session's objects: store, model settings, tools and chat, created once per session.
+
+Keys in `st.session_state` that pages rely on:
+- `store` (ConversationStore), `chat` (ChatSession), `settings` (ChatSettings),
+- `tool_registry` (ToolRegistry), `mcp_clients` (server name -> McpClient),
+  `mcp_errors` (server name -> why it could not start), `enabled_tools` (set of tool names).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import streamlit as st
+from sqlalchemy.engine import Engine
+
+from yiem.chat_session import ChatSession
+from yiem.connection import ChatSettings, default_settings
+from yiem.store import ConversationStore, create_store_engine
+
+
+@st.cache_resource(show_spinner=False)
+def store_engine() -> Engine:
+    """One engine (and connection pool) for every session of this server process."""
+    return create_store_engine()
+
+
+def _secret(name: str) -> str:
+    # Secrets come from the environment or .streamlit/secrets.toml; never from the database.
+    value = os.environ.get(name, "")
+    if value:
+        return value
+    try:
+        found = st.secrets.get(name, "")
+    except Exception:  # no secrets.toml at all is the usual case, and not an error
+        return ""
+    return str(found) if found else ""
+
+
+def ensure_session() -> None:
+    """Create whatever this session lacks; cheap when everything is there already."""
+    state: Any = st.session_state
+    if "store" not in state:
+        state["store"] = ConversationStore(store_engine())
+    if "chat" not in state:
+        state["chat"] = ChatSession(state["store"])
+    if "settings" not in state:
+        state["settings"] = default_settings(_secret)
+    if "tool_registry" not in state:
+        from mcp_bootstrap import connect_mcp_servers
+
+        registry, clients, errors = connect_mcp_servers()
+        state["tool_registry"] = registry
+        state["mcp_clients"] = clients
+        state["mcp_errors"] = errors
+    if "enabled_tools" not in state:
+        state["enabled_tools"] = set()
+
+
+def settings() -> ChatSettings:
+    """This session's model settings."""
+    found: ChatSettings = st.session_state["settings"]
+    return found

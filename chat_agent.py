@@ -1,0 +1,70 @@
+"""The chat's Agent for this session: built from the settings and the enabled tools."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import streamlit as st
+
+import bootstrap
+from yiem.agent import Agent
+from yiem.chat_session import RunAgent
+from yiem.connection import ConnectionSettingsError, connect
+from yiem.events import AgentEvent
+from yiem.llm import LlmClient
+from yiem.types import AgentLoopConfig, AgentMessage, LlmModel, UserMessage
+
+OVERRIDE_KEY = "llm_override"
+"""Tests put `(LlmClient, LlmModel)` here to chat with a scripted model instead of the settings'."""
+
+
+class ChatSetupError(Exception):
+    """The chat cannot reach a model with the current settings; the message says what to change."""
+
+
+def _client() -> tuple[LlmClient, LlmModel]:
+    override = st.session_state.get(OVERRIDE_KEY)
+    if override is not None:
+        client, model = override
+        return client, model
+    settings = bootstrap.settings()
+    fingerprint = (settings.provider, settings.base_url, settings.model_id, settings.api_key)
+    cached = st.session_state.get("yiem_client")
+    if cached is not None and cached[0] == fingerprint:
+        return cached[1], cached[2]
+    try:
+        client, model = connect(settings)
+    except ConnectionSettingsError as error:
+        raise ChatSetupError(str(error)) from error
+    st.session_state["yiem_client"] = (fingerprint, client, model)
+    return client, model
+
+
+def prepare() -> tuple[RunAgent, LlmModel]:
+    """An Agent for the next message and a function that runs it on a history and a prompt."""
+    client, model = _client()
+    settings = bootstrap.settings()
+    registry: Any = st.session_state["tool_registry"]
+    enabled: set[str] = st.session_state["enabled_tools"]
+    tools = {name: tool for name, tool in registry.tools.items() if name in enabled}
+    config = AgentLoopConfig(
+        tool_execution=settings.tool_execution,
+        temperature=settings.temperature,
+        max_tokens=settings.max_tokens,
+    )
+    agent = Agent(client, model, system_prompt=settings.system_prompt, tools=tools, config=config)
+    st.session_state["agent"] = agent
+
+    def run_agent(history: list[AgentMessage], prompt: UserMessage) -> Iterator[AgentEvent]:
+        agent.state.messages = list(history)
+        return agent.prompt(prompt)
+
+    return run_agent, model
+
+
+def abort() -> None:
+    """Stop the running reply (the Stop button); the partial reply is kept."""
+    agent = st.session_state.get("agent")
+    if agent is not None:
+        agent.abort()

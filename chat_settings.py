@@ -1,0 +1,98 @@
+"""Chat settings in the sidebar: provider, model, key (this session only), prompt, tools."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+import bootstrap
+from yiem.connection import LOCAL, ChatSettings, available_models, provider_choices
+
+
+def _model_options(settings: ChatSettings) -> list[str]:
+    key = (settings.provider, settings.base_url, bool(settings.api_key))
+    cache: dict[Any, list[str]] = st.session_state.setdefault("yiem_model_lists", {})
+    if key not in cache:
+        cache[key] = available_models(settings)
+    options = list(cache[key])
+    if settings.model_id and settings.model_id not in options:
+        options.insert(0, settings.model_id)
+    return options
+
+
+def _tools_section() -> None:
+    registry: Any = st.session_state["tool_registry"]
+    errors: dict[str, str] = st.session_state.get("mcp_errors", {})
+    names = list(registry.tools)
+    for server, error in errors.items():
+        st.warning(f"MCP server `{server}` is not available: {error}")
+    if not names:
+        st.caption("No tools: add MCP servers to mcp.json, then reload.")
+        return
+    enabled: set[str] = st.session_state["enabled_tools"]
+    chosen = st.multiselect(
+        "Tools the model may call",
+        names,
+        default=[name for name in names if name in enabled],
+        key="set-tools",
+    )
+    st.session_state["enabled_tools"] = set(chosen)
+
+
+def draw() -> None:
+    """The settings expander; edits apply to the next message."""
+    settings = bootstrap.settings()
+    choices = provider_choices()
+    with st.expander("Settings", icon=":material/tune:", expanded=False):
+        names = list(choices)
+        provider = st.selectbox(
+            "Provider",
+            names,
+            index=names.index(settings.provider) if settings.provider in names else 0,
+            format_func=lambda name: choices[name].label,
+            key="set-provider",
+        )
+        choice = choices[provider]
+        if provider != settings.provider:
+            settings = settings.model_copy(
+                update={"provider": provider, "base_url": choice.base_url, "model_id": choice.default_model}
+            )
+        if provider == LOCAL:
+            st.caption(
+                "A 135M-parameter toy model that runs on this machine with no key and no internet. "
+                "Its answers are often wrong; use it to try the app."
+            )
+        else:
+            base_url = st.text_input("Base URL", value=settings.base_url, key=f"set-url-{provider}")
+            typed_key = st.text_input(
+                "API key (kept for this session only)",
+                type="password",
+                key=f"set-key-{provider}",
+                placeholder=f"from {choice.key_variable}" if settings.api_key else "",
+            )
+            settings = settings.model_copy(
+                update={"base_url": base_url.strip(), "api_key": typed_key.strip() or settings.api_key}
+            )
+            options = _model_options(settings)
+            model_id = st.selectbox(
+                "Model", options, index=options.index(settings.model_id) if settings.model_id in options else None,
+                accept_new_options=True, key=f"set-model-{provider}",
+                placeholder="Choose or type a model id",
+            )
+            settings = settings.model_copy(update={"model_id": (model_id or "").strip()})
+        system_prompt = st.text_area("System prompt", value=settings.system_prompt, key="set-system")
+        use_default = st.checkbox("Provider's default temperature", value=settings.temperature is None,
+                                  key="set-temp-default")
+        temperature = None if use_default else st.slider(
+            "Temperature", 0.0, 2.0, value=settings.temperature or 0.7, step=0.1, key="set-temp"
+        )
+        mode = st.radio(
+            "Tool calls of one reply run", ["parallel", "sequential"],
+            index=0 if settings.tool_execution == "parallel" else 1, horizontal=True, key="set-mode",
+        )
+        settings = settings.model_copy(
+            update={"system_prompt": system_prompt, "temperature": temperature, "tool_execution": mode}
+        )
+        st.session_state["settings"] = settings
+        _tools_section()
