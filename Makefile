@@ -13,8 +13,9 @@ $(STAMP):
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	rm -f $(VENV)/.installed-* && touch $@
 
+# The app on 127.0.0.1:8501; the local model is built once when no provider key is configured.
 run: $(STAMP)
-	$(PY) -m yiem.demo
+	@PY=$(PY) bash scripts/run_app.sh
 
 # Each scripts/setup_*.sh prepares one real part the tests use (llama-server, MCP servers,
 # Chromium); each caches its slow work and returns at once when it is already done.

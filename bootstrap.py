@@ -9,6 +9,7 @@ Keys in `st.session_state` that pages rely on:
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -16,7 +17,10 @@ from sqlalchemy.engine import Engine
 
 from yiem.chat_session import ChatSession
 from yiem.connection import ChatSettings, default_settings
+from yiem.mcp import McpClient, McpError
+from yiem.mcp.config import McpConfigError, connect_server, load_mcp_config
 from yiem.store import ConversationStore, create_store_engine
+from yiem.tool_registry import ToolRegistry
 
 
 @st.cache_resource(show_spinner=False)
@@ -25,8 +29,8 @@ def store_engine() -> Engine:
     return create_store_engine()
 
 
-def _secret(name: str) -> str:
-    # Secrets come from the environment or .streamlit/secrets.toml; never from the database.
+def secret(name: str) -> str:
+    """A provider key from the environment or `.streamlit/secrets.toml` (never from the database)."""
     value = os.environ.get(name, "")
     if value:
         return value
@@ -45,16 +49,39 @@ def ensure_session() -> None:
     if "chat" not in state:
         state["chat"] = ChatSession(state["store"])
     if "settings" not in state:
-        state["settings"] = default_settings(_secret)
+        state["settings"] = default_settings(secret)
     if "tool_registry" not in state:
-        from mcp_bootstrap import connect_mcp_servers
-
         registry, clients, errors = connect_mcp_servers()
         state["tool_registry"] = registry
         state["mcp_clients"] = clients
         state["mcp_errors"] = errors
     if "enabled_tools" not in state:
         state["enabled_tools"] = set()
+
+
+def mcp_config_path() -> Path:
+    """`YIEM_MCP_CONFIG`, else `mcp.json` in the working folder."""
+    return Path(os.environ.get("YIEM_MCP_CONFIG", "mcp.json"))
+
+
+def connect_mcp_servers() -> tuple[ToolRegistry, dict[str, McpClient], dict[str, str]]:
+    """Open every server of mcp.json; one that fails is reported by name and the others still work."""
+    registry = ToolRegistry()
+    clients: dict[str, McpClient] = {}
+    errors: dict[str, str] = {}
+    try:
+        config = load_mcp_config(mcp_config_path())
+    except McpConfigError as error:
+        return registry, clients, {str(mcp_config_path()): str(error)}
+    for name, entry in config.servers.items():
+        try:
+            client = connect_server(name, entry)
+            registry.add_mcp_server(name, client)
+        except (McpConfigError, McpError, OSError) as error:
+            errors[name] = str(error)
+            continue
+        clients[name] = client
+    return registry, clients, errors
 
 
 def settings() -> ChatSettings:

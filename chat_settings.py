@@ -7,15 +7,19 @@ from typing import Any
 import streamlit as st
 
 import bootstrap
-from yiem.connection import LOCAL, ChatSettings, available_models, provider_choices
+from yiem.connection import DEFAULT_MODELS, LOCAL, ChatSettings, available_models
+from yiem.providers.presets import PRESETS
 
 
 def _model_options(settings: ChatSettings) -> list[str]:
-    key = (settings.provider, settings.base_url, bool(settings.api_key))
-    cache: dict[Any, list[str]] = st.session_state.setdefault("yiem_model_lists", {})
+    key = (settings.provider, settings.base_url, settings.api_key)
+    cache: dict[Any, tuple[list[str], str | None]] = st.session_state.setdefault("yiem_model_lists", {})
     if key not in cache:
         cache[key] = available_models(settings)
-    options = list(cache[key])
+    found, problem = cache[key]
+    if problem:
+        st.caption(f"The server's model list is not available: {problem}")
+    options = list(found)
     if settings.model_id and settings.model_id not in options:
         options.insert(0, settings.model_id)
     return options
@@ -43,20 +47,25 @@ def _tools_section() -> None:
 def draw() -> None:
     """The settings expander; edits apply to the next message."""
     settings = bootstrap.settings()
-    choices = provider_choices()
+    # The embedded model first: it is what works with no key and no network.
+    names = [LOCAL, *(name for name in PRESETS if name != LOCAL)]
     with st.expander("Settings", icon=":material/tune:", expanded=False):
-        names = list(choices)
         provider = st.selectbox(
             "Provider",
             names,
             index=names.index(settings.provider) if settings.provider in names else 0,
-            format_func=lambda name: choices[name].label,
+            format_func=lambda name: PRESETS[name].label,
             key="set-provider",
         )
-        choice = choices[provider]
+        choice = PRESETS[provider]
         if provider != settings.provider:
             settings = settings.model_copy(
-                update={"provider": provider, "base_url": choice.base_url, "model_id": choice.default_model}
+                update={
+                    "provider": provider,
+                    "base_url": choice.base_url,
+                    "model_id": DEFAULT_MODELS.get(provider, ""),
+                    "api_key": bootstrap.secret(choice.api_key_env) if choice.api_key_env else "",
+                }
             )
         if provider == LOCAL:
             st.caption(
@@ -69,7 +78,7 @@ def draw() -> None:
                 "API key (kept for this session only)",
                 type="password",
                 key=f"set-key-{provider}",
-                placeholder=f"from {choice.key_variable}" if settings.api_key else "",
+                placeholder=f"from {choice.api_key_env}" if settings.api_key else "",
             )
             settings = settings.model_copy(
                 update={"base_url": base_url.strip(), "api_key": typed_key.strip() or settings.api_key}

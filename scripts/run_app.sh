@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# `make run`: prepare the embedded local model when no provider key is configured (cached after
+# the first time), then serve the app on 127.0.0.1:8501.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PY:-.venv/bin/python}"
+PORT="${YIEM_PORT:-8501}"
+
+if provider=$("$PY" -m yiem.connection configured-provider); then
+  echo "yiem: using $provider (its key is configured)"
+else
+  echo "yiem: no provider key configured; the chat uses the embedded local model"
+  PYTHON="$PY" bash scripts/setup_llama.sh
+fi
+echo "yiem: starting the app at http://127.0.0.1:$PORT  (Ctrl+C stops it)"
+exec "$PY" -m streamlit run app.py --server.address=127.0.0.1 --server.port="$PORT" \
+  --server.headless=true --browser.gatherUsageStats=false
