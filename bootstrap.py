@@ -14,19 +14,19 @@ from typing import Any
 
 import streamlit as st
 from sqlalchemy.engine import Engine
+from yiem.mcp.config import McpConfigError, connect_server, load_mcp_config
+from yiem.tool_registry import ToolRegistry
 
 from yiem.chat_session import ChatSession
 from yiem.connection import ChatSettings, default_settings
 from yiem.mcp import McpClient, McpError
-from yiem.mcp.config import McpConfigError, connect_server, load_mcp_config
-from yiem.store import ConversationStore, create_store_engine
-from yiem.tool_registry import ToolRegistry
+from yiem.store import ConversationStore, create_store_engine, database_url
 
 
 @st.cache_resource(show_spinner=False)
-def store_engine() -> Engine:
-    """One engine (and connection pool) for every session of this server process."""
-    return create_store_engine()
+def store_engine(url: str) -> Engine:
+    """One engine (and connection pool) per database for every session of this server process."""
+    return create_store_engine(url)
 
 
 def secret(name: str) -> str:
@@ -45,7 +45,7 @@ def ensure_session() -> None:
     """Create whatever this session lacks; cheap when everything is there already."""
     state: Any = st.session_state
     if "store" not in state:
-        state["store"] = ConversationStore(store_engine())
+        state["store"] = ConversationStore(store_engine(database_url()))
     if "chat" not in state:
         state["chat"] = ChatSession(state["store"])
     if "settings" not in state:
@@ -76,9 +76,14 @@ def connect_mcp_servers() -> tuple[ToolRegistry, dict[str, McpClient], dict[str,
     for name, entry in config.servers.items():
         try:
             client = connect_server(name, entry)
-            registry.add_mcp_server(name, client)
         except (McpConfigError, McpError, OSError) as error:
             errors[name] = str(error)
+            continue
+        try:
+            registry.add_mcp_server(name, client)
+        except (McpError, ValueError) as error:
+            errors[name] = str(error)
+            client.close()
             continue
         clients[name] = client
     return registry, clients, errors

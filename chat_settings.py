@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import streamlit as st
+from yiem.providers.presets import PRESETS
 
 import bootstrap
 from yiem.connection import DEFAULT_MODELS, LOCAL, ChatSettings, available_models
-from yiem.providers.presets import PRESETS
 
 
 def _model_options(settings: ChatSettings) -> list[str]:
@@ -85,20 +85,31 @@ def draw() -> None:
             )
             options = _model_options(settings)
             model_id = st.selectbox(
-                "Model", options, index=options.index(settings.model_id) if settings.model_id in options else None,
-                accept_new_options=True, key=f"set-model-{provider}",
+                "Model",
+                options,
+                index=options.index(settings.model_id) if settings.model_id in options else None,
+                accept_new_options=True,
+                key=f"set-model-{provider}",
                 placeholder="Choose or type a model id",
             )
             settings = settings.model_copy(update={"model_id": (model_id or "").strip()})
         system_prompt = st.text_area("System prompt", value=settings.system_prompt, key="set-system")
-        use_default = st.checkbox("Provider's default temperature", value=settings.temperature is None,
-                                  key="set-temp-default")
-        temperature = None if use_default else st.slider(
-            "Temperature", 0.0, 2.0, value=settings.temperature or 0.7, step=0.1, key="set-temp"
+        use_default = st.checkbox(
+            "Provider's default temperature", value=settings.temperature is None, key="set-temp-default"
+        )
+        temperature = (
+            None
+            if use_default
+            else st.slider(
+                "Temperature", 0.0, 2.0, value=settings.temperature or 0.7, step=0.1, key="set-temp"
+            )
         )
         mode = st.radio(
-            "Tool calls of one reply run", ["parallel", "sequential"],
-            index=0 if settings.tool_execution == "parallel" else 1, horizontal=True, key="set-mode",
+            "Tool calls of one reply run",
+            ["parallel", "sequential"],
+            index=0 if settings.tool_execution == "parallel" else 1,
+            horizontal=True,
+            key="set-mode",
         )
         settings = settings.model_copy(
             update={"system_prompt": system_prompt, "temperature": temperature, "tool_execution": mode}

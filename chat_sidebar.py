@@ -22,8 +22,10 @@ def _switch(chat: ChatSession, conversation_id: str | None) -> None:
 
 @st.dialog("Delete this conversation?")
 def _confirm_delete(chat: ChatSession, conversation: Conversation) -> None:
-    st.write(f"“{conversation.title or 'Untitled'}” and all its messages will be deleted. Its costs stay "
-             "on the Costs page.")
+    st.write(
+        f"“{conversation.title or 'Untitled'}” and all its messages will be deleted. Its costs stay "
+        "on the Costs page."
+    )
     left, right = st.columns(2)
     if left.button("Delete", type="primary", key="confirm-delete"):
         try:
@@ -69,12 +71,22 @@ def _files(chat: ChatSession) -> None:
             transcript = chat.transcript()
             stem = (transcript.title or "conversation").replace("/", "-")[:40]
             st.download_button(
-                "Export JSON", export_json(transcript), f"{stem}.json", "application/json",
-                key="export-json", on_click="ignore", icon=":material/download:",
+                "Export JSON",
+                export_json(transcript),
+                f"{stem}.json",
+                "application/json",
+                key="export-json",
+                on_click="ignore",
+                icon=":material/download:",
             )
             st.download_button(
-                "Export Markdown", export_markdown(transcript), f"{stem}.md", "text/markdown",
-                key="export-md", on_click="ignore", icon=":material/download:",
+                "Export Markdown",
+                export_markdown(transcript),
+                f"{stem}.md",
+                "text/markdown",
+                key="export-md",
+                on_click="ignore",
+                icon=":material/download:",
             )
         upload: Any = st.file_uploader("Import a JSON export", type=["json"], key="import-file")
         if upload is not None and st.button("Import", key="import"):
@@ -95,8 +107,9 @@ def draw(chat: ChatSession) -> None:
         if st.button("New chat", icon=":material/add:", key="new-chat", use_container_width=True):
             _switch(chat, None)
             st.rerun()
-        search = st.text_input("Search titles", key="search", placeholder="Search titles",
-                               label_visibility="collapsed")
+        search = st.text_input(
+            "Search titles", key="search", placeholder="Search titles", label_visibility="collapsed"
+        )
         try:
             found = chat.store.list_conversations(search)
         except StoreError as error:

@@ -132,17 +132,17 @@ def _draw_history() -> None:
                 _draw_failure(message)
                 st.caption(reply_caption(message))
         elif message.tool_call_id not in {
-            call.id
-            for m in chat.messages
-            if isinstance(m, AssistantMessageToolCall)
-            for call in m.tool_calls
+            call.id for m in chat.messages if isinstance(m, AssistantMessageToolCall) for call in m.tool_calls
         }:
             with st.chat_message("assistant", avatar=":material/build:"):
                 _draw_tool_result(message)
-    if last_prompt >= 0 and not st.session_state.get("yiem_pending"):
-        if st.button("Regenerate the last reply", icon=":material/refresh:", key="regenerate"):
-            _queue_resend(last_prompt, None)
-            st.rerun()
+    if (
+        last_prompt >= 0
+        and not st.session_state.get("yiem_pending")
+        and st.button("Regenerate the last reply", icon=":material/refresh:", key="regenerate")
+    ):
+        _queue_resend(last_prompt, None)
+        st.rerun()
 
 
 def _edit_control(index: int, message: UserMessage) -> None:
@@ -229,7 +229,9 @@ def _draw_run(events: Iterator[AgentEvent]) -> None:
             status = statuses.get(event.tool_call.id)
             if status is not None:
                 progress = f"{event.progress:g}" + (f" of {event.total:g}" if event.total else "")
-                status.update(label=f"Running tool `{event.tool_call.name}`… {progress} {event.message or ''}")
+                status.update(
+                    label=f"Running tool `{event.tool_call.name}`… {progress} {event.message or ''}"
+                )
         elif isinstance(event, ToolExecutionEndEvent):
             status = statuses.pop(event.tool_call.id, None) or st.status(f"Tool `{event.tool_call.name}`")
             with status:
@@ -243,7 +245,12 @@ def _draw_run(events: Iterator[AgentEvent]) -> None:
                 expanded=False,
             )
         elif isinstance(event, AgentEndEvent) and event.error_message and event.stop_reason != "aborted":
-            if not any(isinstance(m, AssistantMessage) and m.error_message for m in event.messages):
+            # Errors of a reply are drawn with it; this is for the loop's own (e.g. too many turns).
+            shown = any(
+                isinstance(m, AssistantMessage | AssistantMessageToolCall) and m.error_message
+                for m in event.messages
+            )
+            if not shown:
                 st.error(event.error_message)
 
 
@@ -252,13 +259,16 @@ def _run(prompt: UserMessage) -> None:
 
     with st.chat_message("user"):
         _draw_blocks(prompt.content)
+    settings = bootstrap.settings()
     try:
         run_agent, model = chat_agent.prepare()
     except chat_agent.ChatSetupError as error:
-        chat.messages.append(prompt) if False else None
-        st.error(str(error))
+        # Nothing typed is lost: the prompt is saved and can be answered once the settings are fixed.
+        chat.keep_prompt(prompt, settings.provider, settings.model_id, settings.system_prompt)
+        st.query_params["c"] = chat.conversation_id or ""
+        st.error(f"{error} Your message is saved; press Regenerate after changing the settings.")
         return
-    events = chat.run(run_agent, prompt, model, bootstrap.settings().system_prompt)
+    events = chat.run(run_agent, prompt, model, settings.system_prompt)
     try:
         _draw_run(events)
     except BaseException:

@@ -75,18 +75,31 @@ class ChatSession:
         if self.conversation is not None:
             self.open(self.conversation.id)
 
-    def _ensure_conversation(self, title: str, model: LlmModel, system_prompt: str) -> Conversation:
+    def keep_prompt(self, prompt: UserMessage, provider: str, model_id: str, system_prompt: str = "") -> str:
+        """Save `prompt` without answering it (the model cannot be reached); returns the conversation id."""
+        conversation = self._ensure_conversation(prompt, provider, model_id, system_prompt)
+        self.store.append_message(conversation.id, prompt)
+        self.messages.append(prompt)
+        return conversation.id
+
+    def _ensure_conversation(
+        self, prompt: UserMessage, provider: str, model_id: str, system_prompt: str
+    ) -> Conversation:
         if self.conversation is None:
+            text = "".join(block.text for block in prompt.content if isinstance(block, TextContent))
             self.conversation = self.store.create(
-                title=title_from(title), provider=model.provider, model=model.id, system_prompt=system_prompt
+                title=title_from(text or "Image"),
+                provider=provider,
+                model=model_id,
+                system_prompt=system_prompt,
             )
         elif (self.conversation.provider, self.conversation.model, self.conversation.system_prompt) != (
-            model.provider,
-            model.id,
+            provider,
+            model_id,
             system_prompt,
         ):
             self.store.update_settings(
-                self.conversation.id, provider=model.provider, model=model.id, system_prompt=system_prompt
+                self.conversation.id, provider=provider, model=model_id, system_prompt=system_prompt
             )
             self.conversation = self.store.get(self.conversation.id)
         return self.conversation
@@ -102,8 +115,7 @@ class ChatSession:
 
         The prompt is saved before the model is called, so it is kept whatever happens next.
         """
-        prompt_text = "".join(block.text for block in prompt.content if isinstance(block, TextContent))
-        conversation = self._ensure_conversation(prompt_text or "Image", model, system_prompt)
+        conversation = self._ensure_conversation(prompt, model.provider, model.id, system_prompt)
         history = list(self.messages)
         self.store.append_message(conversation.id, prompt, model)
         self.messages.append(prompt)
@@ -112,6 +124,8 @@ class ChatSession:
                 if isinstance(event.message, UserMessage) and _same_user_message(event.message, prompt):
                     yield event  # the loop's echo of the prompt, already saved above
                     continue
+                if isinstance(event.message, AssistantMessage | AssistantMessageToolCall):
+                    _price(event.message, model)
                 self.store.append_message(conversation.id, event.message, model)
                 self.messages.append(event.message)
             yield event
@@ -161,6 +175,15 @@ class ChatSession:
         return conversation
 
 
+def _price(message: AssistantMessage | AssistantMessageToolCall, model: LlmModel) -> None:
+    # A reply carries a cost only when its model has a known price: no cost reads "price unknown",
+    # never "free".
+    if not model.price_known:
+        message.cost = None
+    elif message.cost is None:
+        message.cost = message.usage.cost(model.cost)
+
+
 def _same_user_message(a: UserMessage, b: UserMessage) -> bool:
     return a.content == b.content
 
@@ -170,34 +193,22 @@ def tool_results_by_call(messages: Sequence[AgentMessage]) -> dict[str, ToolResu
     return {message.tool_call_id: message for message in messages if isinstance(message, ToolResultMessage)}
 
 
-def conversation_cost(messages: Sequence[AgentMessage]) -> float:
-    """Dollars spent on the assistant replies of these messages (known prices only)."""
-    return sum(
-        message.cost.total
-        for message in messages
-        if isinstance(message, AssistantMessage | AssistantMessageToolCall) and message.cost is not None
-    )
-
-
 def _tokens(count: int) -> str:
     return f"{count / 1000:.1f}k" if count >= 10_000 else str(count)
 
 
-def reply_caption(message: AssistantMessage | AssistantMessageToolCall, price_known: bool | None = None) -> str:
-    """`120 in · 45 out · 0 cached · $0.000123 · 1.4 s`; "price unknown" when the model has no price.
-
-    `price_known` defaults to whether the message carries a cost with a non-zero price behind it.
-    """
+def reply_caption(message: AssistantMessage | AssistantMessageToolCall) -> str:
+    """`120 in · 45 out · 0 cached · $0.000123 · 1.4 s`; "price unknown" when the reply has no cost."""
     usage = message.usage
     parts = [
         f"{_tokens(usage.input_tokens)} in",
         f"{_tokens(usage.output_tokens)} out",
         f"{_tokens(usage.cache_read_tokens)} cached",
     ]
-    if price_known is None:
-        price_known = message.cost is not None and (message.cost.total > 0 or usage.total_tokens == 0)
-    if price_known and message.cost is not None:
-        parts.append(f"${message.cost.total:.6f}" if message.cost.total < 0.01 else f"${message.cost.total:.4f}")
+    if message.cost is not None:
+        parts.append(
+            f"${message.cost.total:.6f}" if message.cost.total < 0.01 else f"${message.cost.total:.4f}"
+        )
     else:
         parts.append("price unknown")
     if message.duration_ms is not None:

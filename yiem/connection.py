@@ -112,7 +112,9 @@ def connect(settings: ChatSettings) -> tuple[LlmClient, LlmModel]:
     preset = PRESETS.get(settings.provider)
     base_url = settings.base_url or (preset.base_url if preset else "")
     if not base_url:
-        raise ConnectionSettingsError("Enter the server's base URL in Settings (e.g. http://127.0.0.1:8080/v1).")
+        raise ConnectionSettingsError(
+            "Enter the server's base URL in Settings (e.g. http://127.0.0.1:8080/v1)."
+        )
     model = get_model(settings.provider, settings.model_id, base_url=base_url)
     try:
         if preset is not None:

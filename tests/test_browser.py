@@ -1,0 +1,92 @@
+"""The real app in a real Chromium, chatting with the real embedded model (llama-server + SmolLM2).
+
+Screenshots go to tests/artifacts/.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.fixtures.browser import StreamlitApp, screenshot
+from yiem.store import ConversationStore, create_store_engine
+from yiem.types import AssistantMessage
+
+pytestmark = [pytest.mark.browser, pytest.mark.llama]
+
+CHAT_INPUT = '[data-testid="stChatInputTextArea"]'
+MESSAGES = '[data-testid="stChatMessage"]'
+
+
+def _send(page: Any, text: str) -> None:
+    box = page.locator(CHAT_INPUT)
+    box.wait_for(state="visible")
+    box.fill(text)
+    box.press("Enter")
+
+
+def _wait_idle(page: Any, timeout: float = 120_000) -> None:
+    # The Stop button shows while the script runs; the chat input's own submit button is back after.
+    page.locator('[data-testid="stChatInputStopButton"]').wait_for(state="detached", timeout=timeout)
+
+
+def _saved_messages(app: StreamlitApp, conversation_id: str) -> list[Any]:
+    return ConversationStore(create_store_engine(app.database_url)).load_messages(conversation_id)
+
+
+def test_chat_with_the_local_model_then_reload(streamlit_app: StreamlitApp, page: Any) -> None:
+    page.goto(streamlit_app.url)
+    _send(page, "Say hello in one short sentence.")
+    page.locator(MESSAGES).nth(1).wait_for(timeout=120_000)
+    caption = page.get_by_text(re.compile(r"\d+ in · \d+ out · \d+ cached · price unknown"))
+    caption.first.wait_for(timeout=120_000)
+    _wait_idle(page)
+    reply = page.locator(MESSAGES).nth(1).inner_text()
+    screenshot(page, "chat-local-reply")
+    assert "?c=" in page.url, streamlit_app.log()
+    conversation_id = page.url.split("?c=")[1].split("&")[0]
+    saved = _saved_messages(streamlit_app, conversation_id)
+    assert [m.role for m in saved] == ["user", "assistant"]
+    assert isinstance(saved[1], AssistantMessage) and saved[1].text.strip()
+    assert saved[1].text.strip()[:20] in reply
+
+    page.reload()
+    page.locator(MESSAGES).nth(1).wait_for()
+    assert "Say hello in one short sentence." in page.locator(MESSAGES).nth(0).inner_text()
+    assert saved[1].text.strip()[:20] in page.locator(MESSAGES).nth(1).inner_text()
+    assert page.get_by_text("Say hello in one short sentence.", exact=True).count() >= 1
+    screenshot(page, "chat-after-reload")
+
+
+def test_stop_keeps_the_partial_reply(streamlit_app: StreamlitApp, page: Any) -> None:
+    page.goto(streamlit_app.url)
+    _send(page, "Write a very long story about a dragon and a knight, in ten chapters.")
+    reply = page.locator(MESSAGES).nth(1)
+    # Stop once a few words have streamed in.
+    page.wait_for_function(
+        """() => {
+            const all = document.querySelectorAll('[data-testid="stChatMessage"]');
+            return all.length > 1 && all[1].innerText.trim().split(/\\s+/).length >= 8;
+        }""",
+        timeout=120_000,
+    )
+    page.locator('[data-testid="stChatInputStopButton"]').click()
+    _wait_idle(page, 30_000)
+    shown = reply.inner_text()
+    screenshot(page, "chat-stopped")
+    conversation_id = page.url.split("?c=")[1].split("&")[0]
+    saved = _saved_messages(streamlit_app, conversation_id)
+    assert [m.role for m in saved] == ["user", "assistant"], streamlit_app.log()
+    partial = saved[1]
+    assert isinstance(partial, AssistantMessage)
+    assert partial.stop_reason == "aborted"
+    assert len(partial.text.split()) >= 3
+    assert partial.text.strip()[:15] in shown
+
+    page.reload()
+    page.locator(MESSAGES).nth(1).wait_for()
+    assert partial.text.strip()[:15] in page.locator(MESSAGES).nth(1).inner_text()
+    page.get_by_text(re.compile("Stopped")).first.wait_for()
+    screenshot(page, "chat-stopped-after-reload")

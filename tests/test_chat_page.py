@@ -1,0 +1,240 @@
+"""The Chat page under Streamlit's AppTest, chatting with ScriptedLlm (no network, no model server)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from yiem.scripted_llm import ScriptedLlm
+from yiem.store import ConversationStore, create_store_engine
+from yiem.tool_registry import ToolRegistry
+from yiem.types import LlmModel, ModelCost, TextContent, UserMessage
+
+ROOT = Path(__file__).resolve().parents[1]
+PRICED = LlmModel(
+    id="scripted-1", provider="scripted", cost=ModelCost(input=3.0, output=15.0), price_known=True
+)
+
+
+@pytest.fixture
+def db_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    monkeypatch.setenv("YIEM_DATABASE_URL", url)
+    monkeypatch.setenv("YIEM_MCP_CONFIG", str(tmp_path / "no-mcp.json"))
+    monkeypatch.chdir(ROOT)
+    yield url
+
+
+def _app(llm: ScriptedLlm, model: LlmModel = PRICED, **state: Any) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["llm_override"] = (llm, model)
+    for key, value in state.items():
+        at.session_state[key] = value
+    return at.run()
+
+
+def _texts(at: AppTest, role: str) -> list[str]:
+    found = []
+    for message in at.chat_message:
+        if message.name == role:
+            found.append("\n".join(str(block.value) for block in message.markdown))
+    return found
+
+
+def _store(db_url: str) -> ConversationStore:
+    return ConversationStore(create_store_engine(db_url))
+
+
+def test_a_message_and_its_streamed_reply_with_cost_caption(db_url: str) -> None:
+    usage = {"inputTokens": 1000, "outputTokens": 200}
+    at = _app(ScriptedLlm([{"role": "assistant", "content": "Hello from the script!", "usage": usage}]))
+    assert not at.exception
+    at.chat_input[0].set_value("Hi there").run()
+    assert not at.exception, at.exception
+    assert _texts(at, "user") == ["Hi there"]
+    assert _texts(at, "assistant") == ["Hello from the script!"]
+    captions = [caption.value for caption in at.caption]
+    # 1000 × $3/M + 200 × $15/M = $0.006
+    assert any("1000 in · 200 out · 0 cached · $0.006000" in caption for caption in captions), captions
+    conversation_id = at.query_params["c"]
+    saved = _store(db_url).load_messages(conversation_id)
+    assert [m.role for m in saved] == ["user", "assistant"]
+    assert _store(db_url).get(conversation_id).title == "Hi there"
+
+
+def test_a_reply_of_a_model_without_price_says_price_unknown(db_url: str) -> None:
+    local = LlmModel(id="smollm2", provider="local", price_known=False)
+    at = _app(ScriptedLlm(["ok"]), local)
+    at.chat_input[0].set_value("hello").run()
+    assert any("price unknown" in caption.value for caption in at.caption)
+
+
+def test_a_tool_call_is_drawn_as_a_status_with_arguments_and_result(db_url: str) -> None:
+    registry = ToolRegistry()
+
+    def add(a: int, b: int) -> str:
+        """Add two integers."""
+        return str(a + b)
+
+    registry.add_function(add)
+    llm = ScriptedLlm(
+        [
+            {"content": "", "toolCalls": [{"id": "call_1", "name": "add", "arguments": {"a": 2, "b": 3}}]},
+            "The sum is 5.",
+        ]
+    )
+    at = _app(llm, tool_registry=registry, mcp_clients={}, mcp_errors={}, enabled_tools={"add"})
+    at.chat_input[0].set_value("What is 2 + 3?").run()
+    assert not at.exception, at.exception
+    assert llm.requests[0].tool_names == ["add"]
+    statuses = [status for status in at.status if "add" in status.label]
+    assert statuses and statuses[0].state == "complete"
+    codes = [json.loads(code.value) for code in statuses[0].code]
+    assert {"a": 2, "b": 3} in codes and 5 in codes
+    assert "The sum is 5." in _texts(at, "assistant")
+    # Reopened from the store, the call and its result are drawn the same way.
+    at.run()
+    assert [s.state for s in at.status if "add" in s.label] == ["complete"]
+
+
+def test_a_failing_tool_is_marked_failed(db_url: str) -> None:
+    registry = ToolRegistry()
+
+    def explode(reason: str) -> str:
+        """Always fails."""
+        raise RuntimeError(f"broken: {reason}")
+
+    registry.add_function(explode)
+    llm = ScriptedLlm(
+        [{"toolCalls": [{"id": "c1", "name": "explode", "arguments": {"reason": "disk"}}]}, "It failed."]
+    )
+    at = _app(llm, tool_registry=registry, mcp_clients={}, mcp_errors={}, enabled_tools={"explode"})
+    at.chat_input[0].set_value("go").run()
+    failed = [s for s in at.status if "explode" in s.label]
+    assert failed and failed[0].state == "error" and "failed" in failed[0].label
+    assert "broken: disk" in json.dumps([code.value for code in failed[0].code])
+
+
+def test_a_provider_error_is_shown_in_words_and_the_chat_goes_on(db_url: str) -> None:
+    error = {"content": "", "stop_reason": "error", "error_message": "HTTP 401 from api: Invalid API key"}
+    at = _app(ScriptedLlm([error, "Back to normal."]))
+    at.chat_input[0].set_value("first").run()
+    assert not at.exception
+    assert any("HTTP 401 from api: Invalid API key" in e.value for e in at.error)
+    at.chat_input[0].set_value("second").run()
+    assert not at.exception
+    assert "Back to normal." in _texts(at, "assistant")
+    assert _texts(at, "user") == ["first", "second"]
+
+
+def test_settings_that_cannot_reach_a_model_keep_the_prompt(db_url: str) -> None:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    from yiem.connection import ChatSettings
+
+    at.session_state["settings"] = ChatSettings(
+        provider="openai", base_url="https://api.openai.com/v1", model_id="gpt-4o-mini", api_key=""
+    )
+    at.chat_input[0].set_value("keep me").run()
+    assert not at.exception
+    assert any("OPENAI_API_KEY" in e.value for e in at.error)
+    saved = _store(db_url).load_messages(at.query_params["c"])
+    assert [m.content[0].text for m in saved if isinstance(m, UserMessage)] == ["keep me"]  # type: ignore[union-attr]
+
+
+def test_conversations_switch_through_the_url_and_the_sidebar(db_url: str) -> None:
+    store = _store(db_url)
+    first = store.create(title="First talk")
+    store.append_message(first.id, UserMessage(content=[TextContent(text="about apples")]))
+    second = store.create(title="Second talk")
+    store.append_message(second.id, UserMessage(content=[TextContent(text="about pears")]))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["c"] = first.id
+    at.run()
+    assert _texts(at, "user") == ["about apples"]
+    at.sidebar.button(key=f"open-{second.id}").click().run()
+    assert _texts(at, "user") == ["about pears"]
+    assert at.query_params["c"] == second.id
+    at.sidebar.button(key="new-chat").click().run()
+    assert _texts(at, "user") == []
+    assert "c" not in at.query_params
+
+
+def test_search_rename_and_delete_in_the_sidebar(db_url: str) -> None:
+    store = _store(db_url)
+    keep = store.create(title="Holiday plans")
+    gone = store.create(title="Tax questions")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at.sidebar.text_input(key="search").set_value("holiday").run()
+    labels = [button.label for button in at.sidebar.button if button.key and button.key.startswith("open-")]
+    assert labels == ["Holiday plans"]
+    at.sidebar.text_input(key="search").set_value("").run()
+    at.sidebar.text_input(key=f"title-{keep.id}").set_value("Summer holiday").run()
+    at.sidebar.button(key=f"rename-{keep.id}").click().run()
+    assert store.get(keep.id).title == "Summer holiday"
+    at.sidebar.button(key=f"delete-{gone.id}").click().run()
+    at.button(key="confirm-delete").click().run()
+    assert not store.exists(gone.id)
+
+
+def test_a_stale_link_opens_a_new_chat_with_a_notice(db_url: str) -> None:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["c"] = "no-such-id"
+    at.run()
+    assert any("no longer exists" in w.value for w in at.warning)
+    assert not at.exception
+
+
+def test_regenerate_replaces_the_last_reply(db_url: str) -> None:
+    llm = ScriptedLlm(["first answer", "second answer"])
+    at = _app(llm)
+    at.chat_input[0].set_value("question").run()
+    at.button(key="regenerate").click().run()
+    assert not at.exception
+    assert _texts(at, "assistant") == ["second answer"]
+    saved = _store(db_url).load_messages(at.query_params["c"])
+    assert [m.role for m in saved] == ["user", "assistant"]
+
+
+def test_edit_a_message_and_resend_from_there(db_url: str) -> None:
+    llm = ScriptedLlm(["one", "two", "edited reply"])
+    at = _app(llm)
+    at.chat_input[0].set_value("first").run()
+    at.chat_input[0].set_value("second").run()
+    at.text_area(key="edit-text-0").set_value("first, edited").run()
+    at.button(key="edit-send-0").click().run()
+    assert not at.exception
+    assert _texts(at, "user") == ["first, edited"]
+    assert _texts(at, "assistant") == ["edited reply"]
+
+
+def test_an_attached_image_is_sent_with_the_prompt(db_url: str) -> None:
+    png = bytes.fromhex(
+        "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8"
+        "cfc0f01f0005000201a5f5c6fb0000000049454e44ae426082"
+    )
+    llm = ScriptedLlm(["A tiny image."])
+    at = _app(llm)
+    at.chat_input[0].set_value("what is this?").upload("dot.png", png, "image/png").run()
+    assert not at.exception
+    sent = llm.requests[0].messages[-1]
+    assert isinstance(sent, UserMessage)
+    assert [block.type for block in sent.content] == ["text", "image"]
+    assert len(at.get("imgs")) >= 1
+
+
+def test_export_buttons_and_import(db_url: str, tmp_path: Path) -> None:
+    at = _app(ScriptedLlm(["exported reply"]))
+    at.chat_input[0].set_value("export me").run()
+    labels = [button.label for button in at.sidebar.get("download_button")]
+    assert labels == ["Export JSON", "Export Markdown"]
+    from yiem.transcript import export_json
+
+    chat = at.session_state["chat"]
+    text = export_json(chat.transcript())
+    assert json.loads(text)["messages"][1]["stopReason"] == "stop"
+    assert "apiKey" not in text
