@@ -14,13 +14,13 @@ from typing import Any
 
 import streamlit as st
 from sqlalchemy.engine import Engine
-from yiem.mcp.config import McpConfigError, connect_server, load_mcp_config
-from yiem.tool_registry import ToolRegistry
 
 from yiem.chat_session import ChatSession
 from yiem.connection import ChatSettings, default_settings
 from yiem.mcp import McpClient, McpError
+from yiem.mcp.config import McpConfigError, connect_server, load_mcp_config
 from yiem.store import ConversationStore, create_store_engine, database_url
+from yiem.tool_registry import ToolRegistry
 
 
 @st.cache_resource(show_spinner=False)

@@ -13,7 +13,7 @@ from yiem.chat_session import RunAgent
 from yiem.connection import ConnectionSettingsError, connect
 from yiem.events import AgentEvent
 from yiem.llm import LlmClient
-from yiem.types import AgentLoopConfig, AgentMessage, LlmModel, UserMessage
+from yiem.types import AgentLoopConfig, AgentMessage, ImageContent, LlmModel, TextContent, UserMessage
 
 OVERRIDE_KEY = "llm_override"
 """Tests put `(LlmClient, LlmModel)` here to chat with a scripted model instead of the settings'."""
@@ -47,7 +47,7 @@ def prepare() -> tuple[RunAgent, LlmModel]:
     settings = bootstrap.settings()
     registry: Any = st.session_state["tool_registry"]
     enabled: set[str] = st.session_state["enabled_tools"]
-    tools = {name: tool for name, tool in registry.tools.items() if name in enabled}
+    tools = [tool for name, tool in registry.tools.items() if name in enabled]
     config = AgentLoopConfig(
         tool_execution=settings.tool_execution,
         temperature=settings.temperature,
@@ -58,7 +58,9 @@ def prepare() -> tuple[RunAgent, LlmModel]:
 
     def run_agent(history: list[AgentMessage], prompt: UserMessage) -> Iterator[AgentEvent]:
         agent.state.messages = list(history)
-        return agent.prompt(prompt)
+        text = "".join(block.text for block in prompt.content if isinstance(block, TextContent))
+        images = [block for block in prompt.content if isinstance(block, ImageContent)]
+        return agent.prompt(text, images)
 
     return run_agent, model
 
