@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import streamlit as st
-from yiem.agent import Agent
 
 import bootstrap
+from yiem.agent import Agent
 from yiem.chat_session import RunAgent
 from yiem.connection import ConnectionSettingsError, connect
 from yiem.events import AgentEvent

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import streamlit as st
-from yiem.providers.presets import PRESETS
 
 import bootstrap
 from yiem.connection import DEFAULT_MODELS, LOCAL, ChatSettings, available_models
+from yiem.providers.presets import PRESETS
 
 
 def _model_options(settings: ChatSettings) -> list[str]:

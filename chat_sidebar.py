@@ -11,6 +11,8 @@ from yiem.chat_session import ChatSession
 from yiem.store import Conversation, StoreError
 from yiem.transcript import TranscriptError, export_json, export_markdown, import_json
 
+DELETE_KEY = "yiem_delete"
+
 
 def _switch(chat: ChatSession, conversation_id: str | None) -> None:
     if conversation_id is None:
@@ -20,7 +22,13 @@ def _switch(chat: ChatSession, conversation_id: str | None) -> None:
         st.query_params["c"] = conversation_id
 
 
-@st.dialog("Delete this conversation?")
+def _forget_delete() -> None:
+    st.session_state.pop(DELETE_KEY, None)
+
+
+# The dialog is drawn from session state rather than from the button's click, so it survives the
+# rerun its own buttons cause; closing it with Esc or × forgets the pending delete.
+@st.dialog("Delete this conversation?", on_dismiss=_forget_delete)
 def _confirm_delete(chat: ChatSession, conversation: Conversation) -> None:
     st.write(
         f"“{conversation.title or 'Untitled'}” and all its messages will be deleted. Its costs stay "
@@ -33,10 +41,12 @@ def _confirm_delete(chat: ChatSession, conversation: Conversation) -> None:
         except StoreError as error:
             st.error(str(error))
             return
+        _forget_delete()
         if chat.conversation_id == conversation.id:
             _switch(chat, None)
         st.rerun()
     if right.button("Keep it", key="cancel-delete"):
+        _forget_delete()
         st.rerun()
 
 
@@ -62,7 +72,8 @@ def _conversation_row(chat: ChatSession, conversation: Conversation) -> None:
             else:
                 st.rerun()
         if st.button("Delete…", key=f"delete-{conversation.id}", icon=":material/delete:"):
-            _confirm_delete(chat, conversation)
+            st.session_state[DELETE_KEY] = conversation.id
+            st.rerun()
 
 
 def _files(chat: ChatSession) -> None:
@@ -122,3 +133,9 @@ def draw(chat: ChatSession) -> None:
                 _conversation_row(chat, conversation)
         _files(chat)
         chat_settings.draw()
+    pending = st.session_state.get(DELETE_KEY)
+    if pending:
+        try:
+            _confirm_delete(chat, chat.store.get(pending))
+        except StoreError:
+            _forget_delete()

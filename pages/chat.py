@@ -80,12 +80,13 @@ def _draw_blocks(content: list[Any]) -> None:
 
 def _draw_tool_call(call: AgentToolCall, result: ToolResultMessage | None) -> None:
     if result is None:
-        label, state = f"Tool `{call.name}`: no result", "error"
+        label = f"Tool `{call.name}`: no result"
     elif result.is_error:
-        label, state = f"Tool `{call.name}` failed", "error"
+        label = f"Tool `{call.name}` failed"
     else:
-        label, state = f"Tool `{call.name}`", "complete"
-    with st.status(label, state=state, expanded=False):
+        label = f"Tool `{call.name}`"
+    failed = result is None or result.is_error
+    with st.status(label, state="error" if failed else "complete", expanded=False):
         st.caption("Arguments")
         _json_block(call.arguments)
         if result is not None:
@@ -200,8 +201,10 @@ def _text_deltas(events: Iterator[AgentEvent], live: _LiveReply) -> Iterator[str
             return
 
 
-def _draw_run(events: Iterator[AgentEvent]) -> None:
+def _draw_run(events: Iterator[AgentEvent]) -> str | None:
+    """Draw the run as it happens; returns the loop's own error (one no reply carries), if any."""
     container: Any = None
+    notice: str | None = None
     statuses: dict[str, Any] = {}
     for event in events:
         if isinstance(event, MessageStartEvent) and isinstance(
@@ -226,10 +229,11 @@ def _draw_run(events: Iterator[AgentEvent]) -> None:
                     _json_block(event.args)
                 statuses[event.tool_call.id] = status
         elif isinstance(event, ToolExecutionUpdateEvent):
-            status = statuses.get(event.tool_call.id)
-            if status is not None:
-                progress = f"{event.progress:g}" + (f" of {event.total:g}" if event.total else "")
-                status.update(
+            running = statuses.get(event.tool_call.id)
+            if running is not None:
+                progress = "" if event.progress is None else f"{event.progress:g}"
+                progress += f" of {event.total:g}" if event.progress is not None and event.total else ""
+                running.update(
                     label=f"Running tool `{event.tool_call.name}`… {progress} {event.message or ''}"
                 )
         elif isinstance(event, ToolExecutionEndEvent):
@@ -251,7 +255,8 @@ def _draw_run(events: Iterator[AgentEvent]) -> None:
                 for m in event.messages
             )
             if not shown:
-                st.error(event.error_message)
+                notice = event.error_message
+    return notice
 
 
 def _run(prompt: UserMessage) -> None:
@@ -265,22 +270,32 @@ def _run(prompt: UserMessage) -> None:
     except chat_agent.ChatSetupError as error:
         # Nothing typed is lost: the prompt is saved and can be answered once the settings are fixed.
         chat.keep_prompt(prompt, settings.provider, settings.model_id, settings.system_prompt)
-        st.query_params["c"] = chat.conversation_id or ""
-        st.error(f"{error} Your message is saved; press Regenerate after changing the settings.")
-        return
+        st.session_state["yiem_notice"] = (
+            f"{error} Your message is saved; press Regenerate after changing the settings."
+        )
+        _show_conversation_in_url()
+        st.rerun()
     events = chat.run(run_agent, prompt, model, settings.system_prompt)
     try:
-        _draw_run(events)
+        notice = _draw_run(events)
     except BaseException:
         # Stop, a rerun, or a crash while drawing: abort the model and drain the loop so the partial
         # reply and every tool result are saved, then let Streamlit carry on stopping.
         chat_agent.abort()
         for _event in events:
             pass
+        _show_conversation_in_url()
         raise
-    finally:
-        if chat.conversation_id and st.query_params.get("c") != chat.conversation_id:
-            st.query_params["c"] = chat.conversation_id
+    if notice:
+        st.session_state["yiem_notice"] = notice
+    _show_conversation_in_url()
+    # Draw the page again from the store: the sidebar, the history and its buttons now include this run.
+    st.rerun()
+
+
+def _show_conversation_in_url() -> None:
+    if chat.conversation_id and st.query_params.get("c") != chat.conversation_id:
+        st.query_params["c"] = chat.conversation_id
 
 
 _draw_history()
