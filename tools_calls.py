@@ -105,14 +105,16 @@ def _tool_list(server: str, tools: list[McpTool]) -> list[McpTool]:
     key = _tool_key(server)
     if st.session_state.get(key) not in by_name:
         st.session_state[key] = shown[0].name
-    st.radio(
-        "Tool",
-        list(by_name),
-        key=key,
-        label_visibility="collapsed",
-        format_func=lambda name: by_name[name].display_name,
-        captions=[_caption(tool) for tool in shown],
-    )
+    # A long list scrolls on its own, so the chosen tool's form stays in view.
+    with st.container(height=520 if len(shown) > 6 else "content", border=False):
+        st.radio(
+            "Tool",
+            list(by_name),
+            key=key,
+            label_visibility="collapsed",
+            format_func=lambda name: by_name[name].display_name,
+            captions=[_caption(tool) for tool in shown],
+        )
     return shown
 
 
