@@ -49,6 +49,18 @@ def test_http_session_id_is_kept(everything_http_url: str) -> None:
         assert client.session_id == first
 
 
+def test_http_notification_stream_delivers_server_notifications(everything_http_url: str) -> None:
+    """server-everything announces list_changed on the GET stream right after the handshake."""
+    arrived = threading.Event()
+
+    def sink(notification: McpNotification) -> None:
+        if notification.method == "notifications/tools/list_changed":
+            arrived.set()
+
+    with McpClient.http(everything_http_url, event_sink=sink):
+        assert arrived.wait(10)
+
+
 def test_sp009_list_tools(everything: McpClient) -> None:
     """SP-009: tools/list gives names, descriptions and input schemas."""
     tools = {tool.name: tool for tool in everything.list_tools()}

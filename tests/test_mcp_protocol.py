@@ -228,6 +228,15 @@ def test_http_session_loss_initialises_again_once(http_server: ScriptedHttpServe
     assert methods.count("initialize") == 2
 
 
+def test_http_cancelled_streams_free_their_workers(http_server: ScriptedHttpServer) -> None:
+    """A server that ignores cancellation must not use up the client's eight reader threads."""
+    with McpClient.http(http_server.url) as client:
+        for _ in range(10):
+            with pytest.raises(McpTimeoutError):
+                client.call_tool("stuck", {}, timeout=0.1)
+        assert client.call_tool("add", {"a": 1, "b": 1}, timeout=10).text == "2"
+
+
 def test_http_json_responses() -> None:
     with ScriptedHttpServer(sse=False) as server, McpClient.http(server.url) as client:
         assert client.call_tool("add", {"a": 1, "b": 2}).text == "3"

@@ -157,6 +157,9 @@ class ScriptedServer:
             while request_id not in self.cancelled:
                 time.sleep(0.01)
             return None
+        if name == "stuck":
+            time.sleep(30)  # ignores cancellation, as some servers do
+            return None
         if name == "crash":
             print("scripted: simulated crash in the middle of a call", file=sys.stderr, flush=True)
             self.on_crash()
@@ -236,6 +239,9 @@ class ScriptedHttpServer:
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
+
+            def do_GET(self) -> None:
+                self._reply(405, b"")
 
             def do_DELETE(self) -> None:
                 outer.deleted.append(self.headers.get("Mcp-Session-Id", ""))

@@ -80,6 +80,7 @@ class McpClient:
         *,
         timeout: float = 60.0,
         max_timeout: float = 600.0,
+        init_timeout: float = 30.0,
         event_sink: EventSink | None = None,
         request_handlers: Mapping[str, RequestHandler] | None = None,
         client_info: Mapping[str, str] | None = None,
@@ -87,6 +88,7 @@ class McpClient:
         self.transport = transport
         self.timeout = timeout
         self.max_timeout = max_timeout
+        self.init_timeout = init_timeout
         self.event_sink = event_sink
         self.request_handlers = dict(request_handlers or {})
         self.client_info = dict(client_info or CLIENT_INFO)
@@ -157,6 +159,7 @@ class McpClient:
         result = self.request(
             "initialize",
             {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": self.client_info},
+            timeout=self.init_timeout,
             _retry_session=False,
         )
         version = result.get("protocolVersion")
@@ -292,12 +295,12 @@ class McpClient:
             deadline = min(pending.last_activity + idle, started + cap)
             if now >= deadline:
                 limit = "its time limit" if deadline == started + cap else f"{idle:g} s"
-                self._send_cancel(request_id, f"timed out after {now - started:.1f} s")
                 pending.fail(
                     McpTimeoutError(
                         f"MCP server {self.label} did not answer {pending.method!r} within {limit}"
                     )
                 )
+                self._send_cancel(request_id, f"timed out after {now - started:.1f} s")
                 return
             pending.done.wait(deadline - now)
 
@@ -313,6 +316,7 @@ class McpClient:
         self._send_cancel(request_id, reason)
 
     def _send_cancel(self, request_id: RequestId, reason: str | None) -> None:
+        self.transport.abandon(request_id)
         params: dict[str, Any] = {"requestId": request_id}
         if reason:
             params["reason"] = reason

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import socket
 import threading
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -50,6 +52,7 @@ class HttpTransport:
         *,
         connect_timeout: float = 10.0,
         max_workers: int = 8,
+        listen: bool = True,
     ) -> None:
         self.url = url
         self.label = url
@@ -67,6 +70,11 @@ class HttpTransport:
         self._on_failure: OnFailure | None = None
         self._closed = False
         self._lock = threading.Lock()
+        self._streams: dict[int | str, httpx.Response] = {}
+        self.listen = listen
+        self._listener: threading.Thread | None = None
+        self._stopped = threading.Event()
+        self._listening = threading.Event()
 
     def start(self, on_message: OnMessage, on_failure: OnFailure) -> None:
         self._on_message = on_message
@@ -74,6 +82,19 @@ class HttpTransport:
 
     def initialized(self, protocol_version: str) -> None:
         self.protocol_version = protocol_version
+        if self.listen and self._listener is None:
+            # Opened before `notifications/initialized`, and waited for, because servers often
+            # announce their lists right after it and drop what no stream is open to carry.
+            self._listener = threading.Thread(target=self._listen, name="mcp-http-listen", daemon=True)
+            self._listener.start()
+            self._listening.wait(2.0)
+
+    def abandon(self, request_id: int | str) -> None:
+        with self._lock:
+            response = self._streams.pop(request_id, None)
+        if response is not None:
+            # Frees the worker: a cancelled request's stream may stay open for long.
+            _interrupt(response)
 
     def reset_session(self) -> None:
         """Forget the session, so the next `initialize` starts a new one."""
@@ -98,18 +119,23 @@ class HttpTransport:
             if self._closed:
                 return
             self._closed = True
+            self._stopped.set()
         if self.session_id:
             try:
                 self._http.delete(self.url, headers=self._headers(), timeout=5.0)
             except httpx.HTTPError as exc:
                 logger.info("ending the MCP session at %s failed: %s", self.url, exc)
+        with self._lock:
+            streams, self._streams = list(self._streams.values()), {}
+        for stream in streams:
+            _interrupt(stream)
         self._workers.shutdown(wait=False, cancel_futures=True)
         self._http.close()
 
     # --- internals ---------------------------------------------------------------------
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"Accept": ACCEPT, "Content-Type": "application/json", **self.headers}
+    def _headers(self, accept: str = ACCEPT) -> dict[str, str]:
+        headers = {"Accept": accept, "Content-Type": "application/json", **self.headers}
         if self.session_id:
             headers["Mcp-Session-Id"] = self.session_id
         if self.protocol_version:
@@ -131,6 +157,8 @@ class HttpTransport:
         request_id = message["id"]
         try:
             with closing(self._post(message)) as response:
+                with self._lock:
+                    self._streams[request_id] = response
                 if response.status_code >= 400:
                     response.read()
                     raise self._status_error(response, message)
@@ -153,6 +181,37 @@ class HttpTransport:
         except Exception as exc:  # a worker must never die silently: the caller would wait forever
             logger.exception("MCP HTTP worker failed")
             self._on_failure(request_id, McpConnectionError(f"MCP HTTP transport failed: {exc}"))
+        finally:
+            with self._lock:
+                self._streams.pop(request_id, None)
+
+    def _listen(self) -> None:
+        """Read the GET stream that carries the server's own notifications and requests."""
+        delay = 0.5
+        while not self._closed:
+            try:
+                with self._http.stream(
+                    "GET", self.url, headers=self._headers(accept="text/event-stream")
+                ) as reply:
+                    with self._lock:
+                        self._streams["listen"] = reply
+                    self._listening.set()
+                    if reply.status_code == 405:
+                        return  # the server offers no such stream
+                    logger.debug("notification stream of %s: HTTP %s", self.url, reply.status_code)
+                    if reply.status_code < 400:
+                        delay = 0.5
+                        for data in iter_sse_data(reply.iter_lines()):
+                            self._deliver(json.loads(data))
+            except (httpx.HTTPError, ValueError, RuntimeError) as exc:
+                self._listening.set()
+                if self._closed:
+                    return
+                logger.debug("the notification stream of %s broke: %s", self.url, exc)
+            # The stream ended or the session was lost: open it again, backing off.
+            if self._stopped.wait(delay):
+                return
+            delay = min(delay * 2, 30.0)
 
     def _read_events(self, response: httpx.Response, request_id: int | str) -> None:
         answered = False
@@ -194,6 +253,16 @@ class HttpTransport:
         if status in (401, 403):
             hint = " (check the token or headers in the server's configuration)"
         return McpConnectionError(f"MCP server {self.url} answered HTTP {status}{hint}: {text.strip()[:200]}")
+
+
+def _interrupt(response: httpx.Response) -> None:
+    """End a response another thread is reading; closing alone does not wake a blocked read."""
+    stream = response.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    if isinstance(sock, socket.socket):
+        with contextlib.suppress(OSError):  # already closed
+            sock.shutdown(socket.SHUT_RDWR)
+    response.close()
 
 
 def _json_rpc_error(text: str) -> tuple[int, str, Any] | None:

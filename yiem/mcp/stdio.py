@@ -140,6 +140,9 @@ class StdioTransport:
     def initialized(self, protocol_version: str) -> None:
         """stdio carries no per-message version."""
 
+    def abandon(self, request_id: int | str) -> None:
+        """A late reply on stdio is simply dropped by the client."""
+
     def close(self) -> None:
         process = self._process
         if process is None:

@@ -27,5 +27,8 @@ class Transport(Protocol):
     def initialized(self, protocol_version: str) -> None:
         """Called once the handshake agreed on `protocol_version`."""
 
+    def abandon(self, request_id: int | str) -> None:
+        """Stop reading the reply to `request_id` (cancelled or timed out)."""
+
     def close(self) -> None:
         """End the connection; pending requests fail through `on_failure`."""
