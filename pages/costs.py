@@ -227,7 +227,7 @@ flt = usage.UsageFilter(
 )
 
 summary = usage.summarize(engine, flt, tz)
-change = usage.headline(engine, flt, summary.totals())
+change = usage.headline(engine, flt)
 now = change.current.totals
 
 if now.requests == 0:

@@ -12,7 +12,7 @@ import io
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, Self, cast
 from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, Field
@@ -128,8 +128,8 @@ def _zone(tz: str) -> ZoneInfo:
         raise UsageFilterError(f"Unknown time zone {tz!r}; use an IANA name such as 'Europe/Paris'.") from exc
 
 
-class Totals(BaseModel):
-    """Sums over a set of usage rows; dollars count only rows whose price is known."""
+class Counts(BaseModel):
+    """The sums every group of a breakdown carries; dollars count only rows whose price is known."""
 
     requests: int = 0
     errors: int = 0
@@ -137,17 +137,13 @@ class Totals(BaseModel):
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
-    reasoning_tokens: int = 0
-    cost_input: float = 0.0
-    cost_output: float = 0.0
-    cost_cache_read: float = 0.0
-    cost_cache_write: float = 0.0
     cost_total: float = 0.0
     unpriced_requests: int = 0
-    unpriced_tokens: int = 0
 
-    def __add__(self, other: Totals) -> Totals:
-        return Totals(**{name: getattr(self, name) + getattr(other, name) for name in Totals.model_fields})
+    def __add__(self, other: Self) -> Self:
+        # model_construct: both sides are already valid, and a page adds up thousands of groups.
+        values = {name: getattr(self, name) + getattr(other, name) for name in type(self).model_fields}
+        return cast(Self, type(self).model_construct(None, **values))
 
     @property
     def uncached_input_tokens(self) -> int:
@@ -171,6 +167,20 @@ class Totals(BaseModel):
     @property
     def error_rate(self) -> float | None:
         return self.errors / self.requests if self.requests else None
+
+
+class Totals(Counts):
+    """Counts plus what only the headline shows: reasoning, the four cost parts, unpriced tokens.
+
+    Grouped queries leave these out: each summed column makes SQLite's GROUP BY sort carry more.
+    """
+
+    reasoning_tokens: int = 0
+    cost_input: float = 0.0
+    cost_output: float = 0.0
+    cost_cache_read: float = 0.0
+    cost_cache_write: float = 0.0
+    unpriced_tokens: int = 0
 
 
 class Headline(BaseModel):
@@ -206,14 +216,13 @@ def _metric(headline: Headline, metric: str) -> float | None:
 
 
 class CubeRow(BaseModel):
-    """Totals of one (bucket, provider, model, stop reason, price known) group."""
+    """Counts of one (bucket, provider, model, stop reason) group."""
 
     bucket: datetime  # local wall-clock start of the hour or day, naive
     provider: str
     model: str
     stop_reason: str
-    price_known: bool
-    totals: Totals
+    totals: Counts
 
 
 class BreakdownRow(BaseModel):
@@ -221,7 +230,7 @@ class BreakdownRow(BaseModel):
 
     key: str
     label: str
-    totals: Totals
+    totals: Counts
     conversation_id: str | None = None
     last_ms: int | None = None
 
@@ -233,8 +242,8 @@ class Summary(BaseModel):
     tz: str
     rows: list[CubeRow]
 
-    def totals(self) -> Totals:
-        return sum((row.totals for row in self.rows), Totals())
+    def counts(self) -> Counts:
+        return sum((row.totals for row in self.rows), Counts())
 
     def breakdown(self, by: Literal["provider", "model", "stop_reason"]) -> list[BreakdownRow]:
         """Totals per provider, per provider/model, or per stop reason, most expensive first."""
@@ -246,43 +255,52 @@ class Summary(BaseModel):
                 key = label = getattr(row, by)
             found = groups.get(key)
             if found is None:
-                groups[key] = BreakdownRow(key=key, label=label, totals=row.totals)
+                groups[key] = BreakdownRow.model_construct(key=key, label=label, totals=row.totals)
             else:
                 found.totals = found.totals + row.totals
         return sorted(groups.values(), key=lambda r: (-r.totals.cost_total, -r.totals.requests, r.key))
 
     def series(self) -> list[CubeRow]:
-        """Per bucket and provider/model totals (stop reasons folded), in time order."""
+        """Per bucket and provider/model counts (stop reasons folded), in time order."""
         groups: dict[tuple[datetime, str, str], CubeRow] = {}
         for row in self.rows:
             key = (row.bucket, row.provider, row.model)
             found = groups.get(key)
             if found is None:
-                groups[key] = row.model_copy(update={"stop_reason": "", "price_known": row.price_known})
+                groups[key] = row.model_copy(update={"stop_reason": ""})
             else:
                 found.totals = found.totals + row.totals
-                found.price_known = found.price_known and row.price_known
         return sorted(groups.values(), key=lambda r: (r.bucket, r.provider, r.model))
 
 
-def _sums() -> list[ColumnElement[Any]]:
-    priced = usage.c.price_known == true()
-    return [
+def _priced_cost() -> ColumnElement[Any]:
+    return func.sum(case((usage.c.price_known == true(), usage.c.cost_total), else_=0.0))
+
+
+def _sums(full: bool = False) -> list[ColumnElement[Any]]:
+    """The aggregate columns of `Counts` (or of `Totals` when `full`)."""
+    c = usage.c
+    priced = c.price_known == true()
+    sums: list[ColumnElement[Any]] = [
         func.count().label("requests"),
-        func.sum(case((usage.c.stop_reason == ERROR_STOP_REASON, 1), else_=0)).label("errors"),
-        func.sum(usage.c.input_tokens).label("input_tokens"),
-        func.sum(usage.c.output_tokens).label("output_tokens"),
-        func.sum(usage.c.cache_read_tokens).label("cache_read_tokens"),
-        func.sum(usage.c.cache_write_tokens).label("cache_write_tokens"),
-        func.sum(usage.c.reasoning_tokens).label("reasoning_tokens"),
-        func.sum(case((priced, usage.c.cost_input), else_=0.0)).label("cost_input"),
-        func.sum(case((priced, usage.c.cost_output), else_=0.0)).label("cost_output"),
-        func.sum(case((priced, usage.c.cost_cache_read), else_=0.0)).label("cost_cache_read"),
-        func.sum(case((priced, usage.c.cost_cache_write), else_=0.0)).label("cost_cache_write"),
-        func.sum(case((priced, usage.c.cost_total), else_=0.0)).label("cost_total"),
+        func.sum(case((c.stop_reason == ERROR_STOP_REASON, 1), else_=0)).label("errors"),
+        func.sum(c.input_tokens).label("input_tokens"),
+        func.sum(c.output_tokens).label("output_tokens"),
+        func.sum(c.cache_read_tokens).label("cache_read_tokens"),
+        func.sum(c.cache_write_tokens).label("cache_write_tokens"),
+        _priced_cost().label("cost_total"),
         func.sum(case((priced, 0), else_=1)).label("unpriced_requests"),
-        func.sum(case((priced, 0), else_=_row_tokens())).label("unpriced_tokens"),
     ]
+    if full:
+        sums += [
+            func.sum(c.reasoning_tokens).label("reasoning_tokens"),
+            func.sum(case((priced, c.cost_input), else_=0.0)).label("cost_input"),
+            func.sum(case((priced, c.cost_output), else_=0.0)).label("cost_output"),
+            func.sum(case((priced, c.cost_cache_read), else_=0.0)).label("cost_cache_read"),
+            func.sum(case((priced, c.cost_cache_write), else_=0.0)).label("cost_cache_write"),
+            func.sum(case((priced, 0), else_=_row_tokens())).label("unpriced_tokens"),
+        ]
+    return sums
 
 
 def _row_tokens() -> ColumnElement[Any]:
@@ -290,9 +308,12 @@ def _row_tokens() -> ColumnElement[Any]:
     return c.input_tokens + c.output_tokens + c.cache_read_tokens + c.cache_write_tokens
 
 
+def _counts(mapping: Any) -> Counts:
+    return Counts.model_construct(None, **{name: mapping[name] or 0 for name in Counts.model_fields})
+
+
 def _totals(mapping: Any) -> Totals:
-    values = {name: mapping[name] for name in Totals.model_fields}
-    return Totals(**{k: (v or 0) for k, v in values.items()})
+    return Totals(**{name: mapping[name] or 0 for name in Totals.model_fields})
 
 
 def offset_transitions(tz: str, start_ms: int, end_ms: int) -> list[tuple[int, int]]:
@@ -365,7 +386,7 @@ def summarize(engine: Engine, flt: UsageFilter, tz: str, granularity: Granularit
     grain = granularity or choose_granularity(start_ms, end_ms)
     size = HOUR_MS if grain == "hour" else DAY_MS
     bucket = _local_bucket(tz, start_ms, end_ms, size).label("bucket")
-    keys = [bucket, usage.c.provider, usage.c.model, usage.c.stop_reason, usage.c.price_known]
+    keys = [bucket, usage.c.provider, usage.c.model, usage.c.stop_reason]
     query = select(*keys, *_sums()).where(flt.where()).group_by(*keys)
     epoch = datetime(1970, 1, 1)
     with engine.connect() as conn:
@@ -375,8 +396,7 @@ def summarize(engine: Engine, flt: UsageFilter, tz: str, granularity: Granularit
                 provider=r.provider,
                 model=r.model,
                 stop_reason=r.stop_reason,
-                price_known=bool(r.price_known),
-                totals=_totals(r._mapping),
+                totals=_counts(r._mapping),
             )
             for r in conn.execute(query)
         ]
@@ -386,7 +406,7 @@ def summarize(engine: Engine, flt: UsageFilter, tz: str, granularity: Granularit
 def totals(engine: Engine, flt: UsageFilter) -> Totals:
     """The sums for `flt` in one ungrouped query."""
     with engine.connect() as conn:
-        return _totals(conn.execute(select(*_sums()).where(flt.where())).one()._mapping)
+        return _totals(conn.execute(select(*_sums(full=True)).where(flt.where())).one()._mapping)
 
 
 def medians(engine: Engine, flt: UsageFilter, count: int | None = None) -> tuple[float | None, float | None]:
@@ -419,12 +439,9 @@ def _median(values: list[float]) -> float | None:
     return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
 
 
-def headline(engine: Engine, flt: UsageFilter, current: Totals | None = None) -> HeadlineChange:
-    """Headline figures for `flt` and for the period of the same length before it.
-
-    Pass `current` when the caller already has this period's totals (from `summarize`).
-    """
-    now_totals = current if current is not None else totals(engine, flt)
+def headline(engine: Engine, flt: UsageFilter) -> HeadlineChange:
+    """Headline figures for `flt` and for the period of the same length before it."""
+    now_totals = totals(engine, flt)
     latency, ttft = medians(engine, flt, now_totals.requests)
     now = Headline(totals=now_totals, median_latency_ms=latency, median_ttft_ms=ttft)
     before_filter = flt.previous()
@@ -443,7 +460,7 @@ def top_conversations(engine: Engine, flt: UsageFilter, limit: int = 10) -> list
         .where(flt.where())
         .group_by(usage.c.conversation_id)
         .order_by(
-            func.sum(case((usage.c.price_known == true(), usage.c.cost_total), else_=0.0)).desc(),
+            _priced_cost().desc(),
             func.count().desc(),
             usage.c.conversation_id,
         )
@@ -464,7 +481,7 @@ def top_conversations(engine: Engine, flt: UsageFilter, limit: int = 10) -> list
                     label=title,
                     conversation_id=cid,
                     last_ms=int(r.last_ms),
-                    totals=_totals(r._mapping),
+                    totals=_counts(r._mapping),
                 )
             )
     return sorted(rows, key=lambda r: (-r.totals.cost_total, -r.totals.requests, r.key))
@@ -561,6 +578,7 @@ def breakdown_csv(rows: Iterable[BreakdownRow], key_name: str) -> str:
 
 __all__ = [
     "BreakdownRow",
+    "Counts",
     "CubeRow",
     "Headline",
     "HeadlineChange",

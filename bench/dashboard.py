@@ -1,0 +1,188 @@
+"""The Costs page's aggregations: SQL pushdown (yiem.usage) against pandas over all rows, same run.
+
+For each size (10k, 100k, 1M demo rows in a fresh SQLite file, `seed-demo`'s generator) and two
+views (the page's default "last 30 days", and "all time"), both sides compute what the page
+shows: the cube (per local day x provider x model x stop reason), the headline with the previous
+period and medians, the top conversations with titles, and the filter choices. The pandas side
+reads every row of the range (and of the previous period) with `pd.read_sql` and groups there.
+Reports medians of wall time, their ratio, and the peak of Python allocations (tracemalloc).
+
+    .venv/bin/python bench/dashboard.py [--sizes 10000 100000 1000000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import pandas as pd  # noqa: E402
+from sqlalchemy import Engine, select  # noqa: E402
+
+from yiem import usage  # noqa: E402
+from yiem.demo_data import seed_demo  # noqa: E402
+from yiem.store import conversations, create_store_engine  # noqa: E402
+from yiem.store import usage as usage_table  # noqa: E402
+
+TZ = "Europe/Paris"
+END_MS = 1_796_000_000_000  # fixed, so every run sees the same rows: 2026-11-30
+DAYS = 180
+
+
+def sql_page(engine: Engine, flt: usage.UsageFilter) -> dict[str, Any]:
+    """What pages/costs.py asks of yiem.usage for one view."""
+    usage.data_range(engine)
+    options = usage.filter_options(engine)
+    top = usage.top_conversations(engine, flt, limit=50)
+    summary = usage.summarize(engine, flt, TZ)
+    change = usage.headline(engine, flt)
+    return {
+        "requests": change.current.totals.requests,
+        "cost": change.current.totals.cost_total,
+        "previous_requests": change.previous.totals.requests if change.previous else 0,
+        "median_latency": change.current.median_latency_ms,
+        "cube_rows": len(summary.rows),
+        "top": [r.conversation_id for r in top[:5]],
+        "options": len(options),
+    }
+
+
+COLUMNS = [
+    "id",
+    "created_ms",
+    "conversation_id",
+    "provider",
+    "model",
+    "stop_reason",
+    "price_known",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+    "cost_total",
+    "latency_ms",
+    "ttft_ms",
+]
+
+
+def pandas_page(engine: Engine, flt: usage.UsageFilter) -> dict[str, Any]:
+    """The same figures from every row of the range loaded into pandas."""
+    assert flt.start_ms is not None and flt.end_ms is not None
+    length = flt.end_ms - flt.start_ms
+    cols = [usage_table.c[name] for name in COLUMNS]
+    with engine.connect() as conn:
+        frame = pd.read_sql(
+            select(*cols).where(
+                usage_table.c.created_ms >= flt.start_ms - length, usage_table.c.created_ms < flt.end_ms
+            ),
+            conn,
+        )
+        titles = pd.read_sql(select(conversations.c.id, conversations.c.title), conn)
+    frame["priced_cost"] = frame["cost_total"].where(frame["price_known"].astype(bool), 0.0)
+    frame["error"] = frame["stop_reason"] == "error"
+    options = frame[["provider", "model"]].drop_duplicates()  # pandas has only what it loaded
+    now = frame[frame["created_ms"] >= flt.start_ms]
+    before = frame[frame["created_ms"] < flt.start_ms]
+    local = pd.to_datetime(now["created_ms"], unit="ms", utc=True).dt.tz_convert(TZ)
+    cube = now.groupby([local.dt.date.rename("day"), "provider", "model", "stop_reason"], observed=True).agg(
+        requests=("id", "size"),
+        errors=("error", "sum"),
+        input_tokens=("input_tokens", "sum"),
+        output_tokens=("output_tokens", "sum"),
+        cache_read_tokens=("cache_read_tokens", "sum"),
+        cache_write_tokens=("cache_write_tokens", "sum"),
+        reasoning_tokens=("reasoning_tokens", "sum"),
+        cost=("priced_cost", "sum"),
+    )
+    top = (
+        now.groupby("conversation_id", dropna=False)
+        .agg(cost=("priced_cost", "sum"), requests=("id", "size"), last_ms=("created_ms", "max"))
+        .sort_values(["cost", "requests"], ascending=False)
+        .head(50)
+        .join(titles.set_index("id"), how="left")
+    )
+    return {
+        "requests": len(now),
+        "cost": float(cube["cost"].sum()),
+        "previous_requests": len(before),
+        "median_latency": float(now["latency_ms"].median()),
+        "cube_rows": len(cube),
+        "top": list(top.index[:5]),
+        "options": len(options),
+        "median_ttft": (now["ttft_ms"].median(), before["latency_ms"].median(), before["ttft_ms"].median()),
+    }
+
+
+def timed(run: Callable[[], dict[str, Any]], repeat: int) -> tuple[float, dict[str, Any]]:
+    times = []
+    result: dict[str, Any] = {}
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def peak_mb(run: Callable[[], Any]) -> float:
+    tracemalloc.start()
+    run()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak / 1e6
+
+
+def measure(engine: Engine, flt: usage.UsageFilter, label: str, repeat: int) -> str:
+    """One table row: both sides timed, checked to agree, and their allocation peaks."""
+    sql_run = partial(sql_page, engine, flt)
+    pandas_run = partial(pandas_page, engine, flt)
+    sql_time, sql_result = timed(sql_run, repeat)
+    pd_time, pd_result = timed(pandas_run, repeat)
+    # Same work on both sides: the figures must agree before the times mean anything.
+    assert sql_result["requests"] == pd_result["requests"], (sql_result, pd_result)
+    assert sql_result["previous_requests"] == pd_result["previous_requests"]
+    assert abs(sql_result["cost"] - pd_result["cost"]) < 1e-6 * max(1.0, pd_result["cost"])
+    assert sql_result["cube_rows"] == pd_result["cube_rows"]
+    assert sql_result["top"] == pd_result["top"]
+    sql_peak, pd_peak = peak_mb(sql_run), peak_mb(pandas_run)
+    return (
+        f"{label}| {sql_result['requests']:,} | {sql_time * 1000:,.0f} ms | {pd_time * 1000:,.0f} ms "
+        f"| {sql_time / pd_time:.3f} | {sql_peak:.1f} | {pd_peak:.1f} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    print("| rows | view | rows in view | SQL | pandas | SQL/pandas | SQL peak MB | pandas peak MB |")
+    print("|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as folder:
+        for size in args.sizes:
+            engine = create_store_engine(f"sqlite:///{folder}/bench_{size}.db")
+            seed_demo(engine, size, days=DAYS, end_ms=END_MS)
+            found = usage.data_range(engine)
+            assert found is not None
+            start_30, end_30 = usage.period_range("30d", TZ, END_MS)
+            views = {
+                "last 30 days": usage.UsageFilter(start_ms=start_30, end_ms=end_30),
+                "all time": usage.UsageFilter(start_ms=found[0], end_ms=found[1]),
+            }
+            for name, flt in views.items():
+                print(measure(engine, flt, f"| {size:,} | {name} ", args.repeat), flush=True)
+            engine.dispose()
+
+
+if __name__ == "__main__":
+    main()
