@@ -55,7 +55,17 @@ def client(request: pytest.FixtureRequest) -> Iterator[McpClient]:
 def test_sp009_pagination_follows_next_cursor(client: McpClient) -> None:
     """SP-009: nextCursor is followed over three pages, in order."""
     names = [tool.name for tool in client.list_tools()]
-    assert names == ["add", "slow", "hang", "crash", "ask_client", "log_then_answer", "change_tools"]
+    assert names == [
+        "fail",
+        "stuck",
+        "add",
+        "slow",
+        "hang",
+        "crash",
+        "ask_client",
+        "log_then_answer",
+        "change_tools",
+    ]
 
 
 def test_sp009_repeating_cursor_is_refused() -> None:
@@ -240,7 +250,7 @@ def test_http_cancelled_streams_free_their_workers(http_server: ScriptedHttpServ
 def test_http_json_responses() -> None:
     with ScriptedHttpServer(sse=False) as server, McpClient.http(server.url) as client:
         assert client.call_tool("add", {"a": 1, "b": 2}).text == "3"
-        assert len(client.list_tools()) == 7
+        assert len(client.list_tools()) == 9
 
 
 def test_list_changed_reaches_the_sink(stdio_client: McpClient) -> None:

@@ -73,13 +73,19 @@ def test_images_resource_links_and_structured_content(registry: ToolRegistry) ->
 
 
 def test_progress_becomes_on_update(registry: ToolRegistry) -> None:
-    updates: list[ToolOutput] = []
+    updates: list[tuple[ToolOutput, dict[str, object]]] = []
     result = run(
-        registry, "trigger-long-running-operation", {"duration": 1, "steps": 2}, on_update=updates.append
+        registry,
+        "trigger-long-running-operation",
+        {"duration": 1, "steps": 2},
+        on_update=lambda update, **kw: updates.append((update, kw)),
     )
     assert not result.is_error
-    assert [u.details["progress"] for u in updates] == [1, 2]
-    assert updates[0].content == [TextContent(text="progress 1/2")]
+    assert [kw for _, kw in updates] == [
+        {"progress": 1, "total": 2, "message": None},
+        {"progress": 2, "total": 2, "message": None},
+    ]
+    assert updates[0][0].content == [TextContent(text="progress 1/2")]
 
 
 def test_name_clash_is_prefixed_with_the_server(everything: McpClient, everything_stdio: StdioServer) -> None:

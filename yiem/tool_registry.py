@@ -33,7 +33,8 @@ logger = logging.getLogger(__name__)
 _NAME_OK = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _NAME_BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
-OnUpdate = Callable[[ToolOutput], None]
+OnUpdate = Callable[..., None]
+"""The loop's `on_update(update, *, progress, total, message)`."""
 
 
 def llm_safe_name(name: str) -> str:
@@ -213,8 +214,18 @@ class ToolRegistry:
             signal: AbortSignal | None = None,
             on_update: OnUpdate | None = None,
         ) -> ToolOutput:
-            on_progress = (lambda progress: on_update(_progress_output(progress))) if on_update else None
-            result = client.call_tool(tool_name, arguments, on_progress=on_progress, signal=signal)
+            def on_progress(progress: McpProgress) -> None:
+                if on_update is not None:
+                    on_update(
+                        _progress_output(progress),
+                        progress=progress.progress,
+                        total=progress.total,
+                        message=progress.message,
+                    )
+
+            result = client.call_tool(
+                tool_name, arguments, on_progress=on_progress if on_update else None, signal=signal
+            )
             return mcp_result_to_output(result, server_name, tool_name)
 
         return AgentTool(

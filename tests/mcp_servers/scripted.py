@@ -24,6 +24,8 @@ Message = dict[str, Any]
 Send = Callable[[Message], None]
 
 BASE_TOOLS = [
+    {"name": "fail", "description": "Always an error result.", "inputSchema": {"type": "object"}},
+    {"name": "stuck", "description": "Ignores cancellation for 30 s.", "inputSchema": {"type": "object"}},
     {
         "name": "add",
         "description": "Add a and b.",
@@ -98,6 +100,9 @@ class ScriptedServer:
         except LookupError as exc:
             send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": str(exc)}})
             return
+        except Exception as exc:
+            send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": repr(exc)}})
+            return
         if result is not None:
             send({"jsonrpc": "2.0", "id": request_id, "result": result})
 
@@ -157,6 +162,8 @@ class ScriptedServer:
             while request_id not in self.cancelled:
                 time.sleep(0.01)
             return None
+        if name == "fail":
+            return {"content": [{"type": "text", "text": "it failed on purpose"}], "isError": True}
         if name == "stuck":
             time.sleep(30)  # ignores cancellation, as some servers do
             return None
