@@ -84,6 +84,15 @@ def test_sp009_method_not_found(client: McpClient) -> None:
     assert "method not found" in str(caught.value).lower()
 
 
+def test_server_that_dies_at_start_fails_at_once_quoting_stderr() -> None:
+    """A dead server is a clear McpError at once, never a hang (the default timeout is 30 s)."""
+    code = "import sys; print('error: GITHUB_TOKEN is not set', file=sys.stderr); sys.exit(2)"
+    with pytest.raises(McpConnectionError) as caught:
+        McpClient.stdio(sys.executable, ["-c", code])
+    assert "exited with code 2" in str(caught.value)
+    assert "GITHUB_TOKEN is not set" in str(caught.value)
+
+
 def test_unsupported_protocol_version_is_refused() -> None:
     with pytest.raises(McpProtocolError, match="1999-01-01"):
         scripted_stdio("--protocol", "1999-01-01")

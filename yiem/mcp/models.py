@@ -73,14 +73,21 @@ class AudioBlock(McpModel):
     annotations: dict[str, Any] | None = None
 
 
-class ResourceLinkBlock(McpModel):
-    type: Literal["resource_link"] = "resource_link"
+class McpResource(McpModel):
+    """One resource from `resources/list`."""
+
     uri: str
     name: str = ""
     title: str | None = None
     description: str | None = None
     mime_type: str | None = None
     size: int | None = None
+
+
+class ResourceLinkBlock(McpResource):
+    """A link to a resource the client may read (MCP's ResourceLink extends Resource)."""
+
+    type: Literal["resource_link"] = "resource_link"
     annotations: dict[str, Any] | None = None
 
 
@@ -140,17 +147,6 @@ class CallToolResult(McpModel):
     def text(self) -> str:
         """The text blocks joined by newlines."""
         return "\n".join(block.text for block in self.content if isinstance(block, TextBlock))
-
-
-class McpResource(McpModel):
-    """One resource from `resources/list`."""
-
-    uri: str
-    name: str = ""
-    title: str | None = None
-    description: str | None = None
-    mime_type: str | None = None
-    size: int | None = None
 
 
 class PromptArgument(McpModel):
