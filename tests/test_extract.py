@@ -99,6 +99,10 @@ def test_sp018_3_text_blocks() -> None:
     assert isinstance(message, AssistantMessage)
     assert message.content == [TextContent(text="It's 22°C in Bangkok")]
     assert message.stop_reason == "end_turn"
+    two = extract_assistant_message(
+        {"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
+    )
+    assert two.content == [TextContent(text="a"), TextContent(text="b")]  # blocks are kept as sent
 
 
 def test_sp018_4_extras_api_provider_model_usage_error() -> None:

@@ -80,7 +80,7 @@ class Agent:
         return unsubscribe
 
     def prompt(self, text: str, images: Iterable[ImageContent] = ()) -> Iterator[AgentEvent]:
-        """Send a user message and run the loop; iterate the result to drive it."""
+        """Send a user message and run the loop; iterate the result to drive it (to its end or `close()`)."""
         if self.state.model is None:
             raise AgentError("The agent has no model: set `agent.state.model` before prompting")
         with self._lock:

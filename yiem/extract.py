@@ -50,24 +50,21 @@ class _Reader:
 
     # --- content ---------------------------------------------------------------------------
 
-    def add_text(self, text: Any, where: str) -> None:
+    def _readable(self, text: Any, where: str) -> bool:
         if text is None or text == "":
-            return
+            return False
         if not isinstance(text, str):
             self.problems.append(f"{where} is not text: {_describe(text)}")
-            return
-        if self.content and isinstance(self.content[-1], TextContent):
-            self.content[-1] = TextContent(text=self.content[-1].text + text)
-        else:
+            return False
+        return True
+
+    def add_text(self, text: Any, where: str) -> None:
+        if self._readable(text, where):
             self.content.append(TextContent(text=text))
 
     def add_reasoning(self, text: Any, where: str) -> None:
-        if text is None or text == "":
-            return
-        if not isinstance(text, str):
-            self.problems.append(f"{where} is not text: {_describe(text)}")
-            return
-        self.content.append(ReasoningContent(text=text))
+        if self._readable(text, where):
+            self.content.append(ReasoningContent(text=text))
 
     def add_content(self, content: Any, where: str) -> None:
         """`content` as a string, null, or a list of blocks (SP-017 message content, SP-018 blocks)."""

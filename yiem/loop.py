@@ -398,8 +398,8 @@ class _LoopRun:
         finished = perf_counter()
         final.duration_ms = (finished - started) * 1000
         final.ttft_ms = None if first_delta is None else (first_delta - started) * 1000
-        if self.model.price_known:
-            final.cost = final.usage.cost(self.model.cost)
+        # An unknown price shows as "price unknown", never as $0, whatever the provider filled in.
+        final.cost = final.usage.cost(self.model.cost) if self.model.price_known else None
         yield MessageEndEvent(message=final)
         return final
 
