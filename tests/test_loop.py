@@ -490,3 +490,18 @@ def test_reasoning_and_tool_call_deltas_are_updates(
     events = _run(context, ScriptedLlm([response, "4"]), core_model)
     kinds = {e.kind for e in events if isinstance(e, MessageUpdateEvent)}
     assert kinds == {"reasoning", "toolcall", "text"}
+
+
+def test_worker_threads_are_reused_across_turns(make_context: ContextFactory, core_model: LlmModel) -> None:
+    """One worker serves every call of a sequential run: no thread per call."""
+    workers: set[int] = set()
+
+    def where(tool_call_id: str, arguments: dict[str, Any], signal: AbortSignal) -> str:
+        workers.add(threading.get_ident())
+        return "ok"
+
+    turns = 30
+    llm = ScriptedLlm([tool_call_response(("where", {}))] * turns + ["done"])
+    events = _run(make_context(make_tool("where", where)), llm, core_model, max_turns=turns + 1)
+    assert _end(events).stop_reason == "end_turn"
+    assert len(workers) == 1 and threading.get_ident() not in workers
