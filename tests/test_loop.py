@@ -505,3 +505,30 @@ def test_worker_threads_are_reused_across_turns(make_context: ContextFactory, co
     events = _run(make_context(make_tool("where", where)), llm, core_model, max_turns=turns + 1)
     assert _end(events).stop_reason == "end_turn"
     assert len(workers) == 1 and threading.get_ident() not in workers
+
+
+def test_client_that_raises_ends_the_turn_with_an_error(
+    make_context: ContextFactory, core_model: LlmModel
+) -> None:
+    """LlmClient.stream must not raise; when one does anyway, the loop ends with a readable error."""
+
+    class BrokenLlm:
+        def stream(self, *args: Any, **kwargs: Any) -> Any:
+            raise ConnectionError("no route to host")
+
+    end = _end(list(run_agent_loop(make_context(), BrokenLlm(), core_model)))
+    assert end.stop_reason == "error"
+    assert end.error_message == "The LLM client failed: no route to host"
+    assert [m.stop_reason for m in end.messages] == ["error"]
+
+
+def test_update_with_tool_output_fields(make_context: ContextFactory, core_model: LlmModel) -> None:
+    def partial(tool_call_id: str, arguments: dict[str, Any], signal: AbortSignal, on_update: Any) -> str:
+        on_update({"content": [{"type": "text", "text": "half way"}], "details": {"step": 1}})
+        return "done"
+
+    llm = ScriptedLlm([tool_call_response(("partial", {})), "ok"])
+    events = _run(make_context(make_tool("partial", partial)), llm, core_model)
+    [update] = [e for e in events if isinstance(e, ToolExecutionUpdateEvent)]
+    assert update.partial_result.content == [TextContent(text="half way")]
+    assert update.partial_result.details == {"step": 1}

@@ -360,8 +360,9 @@ class _LoopRun:
         partial: AnyAssistantMessage | None = None
         final: AnyAssistantMessage | None = None
         announced = False
-        stream = self.llm.stream(self.model, self.context, self.signal, self.options)
+        stream: Iterator[Any] = iter(())
         try:
+            stream = self.llm.stream(self.model, self.context, self.signal, self.options)
             for event in stream:
                 if isinstance(event, StreamDone):
                     final = event.message
@@ -544,16 +545,26 @@ def _update_event(
     call: AgentToolCall, payload: tuple[Any, float | None, float | None, str | None]
 ) -> AgentEvent:
     update, progress, total, message = payload
-    if isinstance(update, dict) and not {"content", "details", "is_error"} & update.keys():
-        # Progress information as a dict, as MCP progress notifications carry it.
-        progress = update.get("progress", progress)
-        total = update.get("total", total)
-        message = update.get("message", message)
-        update = None
+    if isinstance(update, dict):
+        if {"content", "details", "is_error"} & update.keys():
+            update = _tool_output_or_text(update)
+        else:
+            # Progress information as a dict, as MCP progress notifications carry it.
+            progress = update.get("progress", progress)
+            total = update.get("total", total)
+            message = update.get("message", message)
+            update = None
     partial = ToolOutput() if update is None else to_tool_output(update)
     return ToolExecutionUpdateEvent(
         tool_call=call, partial_result=partial, progress=progress, total=total, message=message
     )
+
+
+def _tool_output_or_text(update: dict[str, Any]) -> Any:
+    try:
+        return ToolOutput.model_validate(update)
+    except ValidationError:
+        return update  # shown as JSON text
 
 
 def _aborted_text(signal: AbortSignal, what: str = "Tool call aborted") -> str:
