@@ -65,6 +65,7 @@ class HttpTransport:
             timeout=httpx.Timeout(connect=connect_timeout, read=None, write=30.0, pool=30.0),
             limits=httpx.Limits(max_connections=max_workers + 4, max_keepalive_connections=max_workers + 4),
         )
+        self._answer_timeout = httpx.Timeout(30.0, connect=connect_timeout)
         self._workers = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="mcp-http")
         self._on_message: OnMessage | None = None
         self._on_failure: OnFailure | None = None
@@ -109,7 +110,8 @@ class HttpTransport:
             self._workers.submit(self._post_request, message)
         else:
             # Notifications and our replies to the server: the server answers 202 at once.
-            with closing(self._post(message)) as response:
+            # The caller waits on this POST itself, so it must not wait forever.
+            with closing(self._post(message, self._answer_timeout)) as response:
                 response.read()
                 if response.status_code >= 400 and message.get("method") != "notifications/cancelled":
                     raise self._status_error(response, message)
@@ -142,10 +144,12 @@ class HttpTransport:
             headers["MCP-Protocol-Version"] = self.protocol_version
         return headers
 
-    def _post(self, message: Message) -> httpx.Response:
+    def _post(self, message: Message, timeout: httpx.Timeout | None = None) -> httpx.Response:
         body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
         try:
-            request = self._http.build_request("POST", self.url, content=body, headers=self._headers())
+            request = self._http.build_request(
+                "POST", self.url, content=body, headers=self._headers(), timeout=timeout or self._http.timeout
+            )
             return self._http.send(request, stream=True)
         except httpx.ConnectError as exc:
             raise McpConnectionError(f"could not connect to MCP server {self.url}: {exc}") from exc
