@@ -41,8 +41,12 @@ def _client() -> tuple[LlmClient, LlmModel]:
     return client, model
 
 
-def prepare() -> tuple[RunAgent, LlmModel]:
-    """An Agent for the next message and a function that runs it on a history and a prompt."""
+def prepare() -> tuple[RunAgent, LlmModel, Agent]:
+    """An Agent for the next message, a function that runs it on a history and a prompt, and its model.
+
+    Keep the returned agent to abort it: once Streamlit is stopping, even reading session state
+    raises its stop exception again.
+    """
     client, model = _client()
     settings = bootstrap.settings()
     registry: Any = st.session_state["tool_registry"]
@@ -62,11 +66,4 @@ def prepare() -> tuple[RunAgent, LlmModel]:
         images = [block for block in prompt.content if isinstance(block, ImageContent)]
         return agent.prompt(text, images)
 
-    return run_agent, model
-
-
-def abort() -> None:
-    """Stop the running reply (the Stop button); the partial reply is kept."""
-    agent = st.session_state.get("agent")
-    if agent is not None:
-        agent.abort()
+    return run_agent, model, agent

@@ -111,7 +111,7 @@ def _draw_tool_result(result: ToolResultMessage) -> None:
 
 def _draw_failure(message: AssistantMessage | AssistantMessageToolCall) -> None:
     if message.stop_reason == "aborted":
-        st.warning(message.error_message or "Stopped. The reply so far is kept.")
+        st.warning("Stopped. The reply so far is kept.", icon=":material/stop_circle:")
     elif message.error_message:
         st.error(message.error_message)
 
@@ -148,7 +148,7 @@ def _draw_history() -> None:
 
 def _edit_control(index: int, message: UserMessage) -> None:
     text = "".join(block.text for block in message.content if isinstance(block, TextContent))
-    with st.popover("Edit", icon=":material/edit:", key=f"edit-{index}"):
+    with st.popover("Edit", icon=":material/edit:", key=f"edit-{index}", type="tertiary"):
         new_text = st.text_area("Your message", value=text, key=f"edit-text-{index}")
         if st.button("Send from here", key=f"edit-send-{index}", help="Later messages are replaced."):
             _queue_resend(index, new_text)
@@ -190,7 +190,8 @@ def _text_deltas(events: Iterator[AgentEvent], live: _LiveReply) -> Iterator[str
                 yield event.delta
             elif event.kind == "reasoning":
                 live.reasoning += event.delta
-                live.reasoning_slot.markdown(live.reasoning)
+                with live.reasoning_slot.container(), st.expander("Reasoning", expanded=False):
+                    st.markdown(live.reasoning)
             else:
                 names = [call.name for call in getattr(event.message, "tool_calls", [])]
                 live.toolcall_slot.caption(f"Preparing a tool call… {', '.join(names)}")
@@ -213,8 +214,7 @@ def _draw_run(events: Iterator[AgentEvent]) -> str | None:
             container = st.chat_message("assistant")
             with container:
                 live = _LiveReply()
-                with st.expander("Reasoning", expanded=False):
-                    live.reasoning_slot = st.empty()
+                live.reasoning_slot = st.empty()  # becomes an expander once reasoning arrives
                 live.toolcall_slot = st.empty()
                 st.write_stream(_text_deltas(events, live))
                 live.toolcall_slot.empty()
@@ -265,30 +265,29 @@ def _run(prompt: UserMessage) -> None:
     with st.chat_message("user"):
         _draw_blocks(prompt.content)
     settings = bootstrap.settings()
+    # Saved before anything can fail, and named in the URL, so the prompt survives a Stop or a crash.
+    chat.keep_prompt(prompt, settings.provider, settings.model_id, settings.system_prompt)
+    _show_conversation_in_url()
     try:
-        run_agent, model = chat_agent.prepare()
+        run_agent, model, agent = chat_agent.prepare()
     except chat_agent.ChatSetupError as error:
-        # Nothing typed is lost: the prompt is saved and can be answered once the settings are fixed.
-        chat.keep_prompt(prompt, settings.provider, settings.model_id, settings.system_prompt)
         st.session_state["yiem_notice"] = (
             f"{error} Your message is saved; press Regenerate after changing the settings."
         )
-        _show_conversation_in_url()
         st.rerun()
-    events = chat.run(run_agent, prompt, model, settings.system_prompt)
+    events = chat.answer(run_agent, model)
     try:
         notice = _draw_run(events)
     except BaseException:
         # Stop, a rerun, or a crash while drawing: abort the model and drain the loop so the partial
-        # reply and every tool result are saved, then let Streamlit carry on stopping.
-        chat_agent.abort()
+        # reply and every tool result are saved, then let Streamlit carry on stopping. Nothing here
+        # may touch `st` (not even session state): while stopping, every call raises again.
+        agent.abort("Stopped by the user")
         for _event in events:
             pass
-        _show_conversation_in_url()
         raise
     if notice:
         st.session_state["yiem_notice"] = notice
-    _show_conversation_in_url()
     # Draw the page again from the store: the sidebar, the history and its buttons now include this run.
     st.rerun()
 

@@ -6,6 +6,7 @@ Screenshots go to tests/artifacts/.
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 import pytest
@@ -28,12 +29,20 @@ def _send(page: Any, text: str) -> None:
 
 
 def _wait_idle(page: Any, timeout: float = 120_000) -> None:
-    # The Stop button shows while the script runs; the chat input's own submit button is back after.
+    # Streamlit's status widget ("Running…", "Stop") is shown while the script runs.
     page.locator('[data-testid="stChatInputStopButton"]').wait_for(state="detached", timeout=timeout)
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=timeout)
 
 
-def _saved_messages(app: StreamlitApp, conversation_id: str) -> list[Any]:
-    return ConversationStore(create_store_engine(app.database_url)).load_messages(conversation_id)
+def _saved_messages(app: StreamlitApp, conversation_id: str, count: int = 0) -> list[Any]:
+    """The stored messages, once there are at least `count` (the app saves them as each one ends)."""
+    store = ConversationStore(create_store_engine(app.database_url))
+    deadline = time.monotonic() + 30
+    while True:
+        found = store.load_messages(conversation_id)
+        if len(found) >= count or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
 
 
 def test_chat_with_the_local_model_then_reload(streamlit_app: StreamlitApp, page: Any) -> None:
@@ -47,7 +56,7 @@ def test_chat_with_the_local_model_then_reload(streamlit_app: StreamlitApp, page
     screenshot(page, "chat-local-reply")
     assert "?c=" in page.url, streamlit_app.log()
     conversation_id = page.url.split("?c=")[1].split("&")[0]
-    saved = _saved_messages(streamlit_app, conversation_id)
+    saved = _saved_messages(streamlit_app, conversation_id, 2)
     assert [m.role for m in saved] == ["user", "assistant"]
     assert isinstance(saved[1], AssistantMessage) and saved[1].text.strip()
     assert saved[1].text.strip()[:20] in reply
@@ -77,7 +86,7 @@ def test_stop_keeps_the_partial_reply(streamlit_app: StreamlitApp, page: Any) ->
     shown = reply.inner_text()
     screenshot(page, "chat-stopped")
     conversation_id = page.url.split("?c=")[1].split("&")[0]
-    saved = _saved_messages(streamlit_app, conversation_id)
+    saved = _saved_messages(streamlit_app, conversation_id, 2)
     assert [m.role for m in saved] == ["user", "assistant"], streamlit_app.log()
     partial = saved[1]
     assert isinstance(partial, AssistantMessage)

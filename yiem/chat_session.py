@@ -76,7 +76,7 @@ class ChatSession:
             self.open(self.conversation.id)
 
     def keep_prompt(self, prompt: UserMessage, provider: str, model_id: str, system_prompt: str = "") -> str:
-        """Save `prompt` without answering it (the model cannot be reached); returns the conversation id."""
+        """Save `prompt` (creating the conversation if needed) before anything can fail; returns its id."""
         conversation = self._ensure_conversation(prompt, provider, model_id, system_prompt)
         self.store.append_message(conversation.id, prompt)
         self.messages.append(prompt)
@@ -111,24 +111,30 @@ class ChatSession:
         model: LlmModel,
         system_prompt: str = "",
     ) -> Iterator[AgentEvent]:
-        """Send `prompt` after the current messages; yields the agent's events and saves each message.
+        """Save `prompt` after the current messages, then answer it: `keep_prompt` and `answer`."""
+        self.keep_prompt(prompt, model.provider, model.id, system_prompt)
+        return self.answer(run_agent, model)
 
-        The prompt is saved before the model is called, so it is kept whatever happens next.
-        """
-        conversation = self._ensure_conversation(prompt, model.provider, model.id, system_prompt)
-        history = list(self.messages)
-        self.store.append_message(conversation.id, prompt, model)
-        self.messages.append(prompt)
-        for event in run_agent(history, prompt):
-            if isinstance(event, MessageEndEvent) and event.message is not prompt:
-                if isinstance(event.message, UserMessage) and _same_user_message(event.message, prompt):
-                    yield event  # the loop's echo of the prompt, already saved above
-                    continue
-                if isinstance(event.message, AssistantMessage | AssistantMessageToolCall):
-                    _price(event.message, model)
-                self.store.append_message(conversation.id, event.message, model)
-                self.messages.append(event.message)
-            yield event
+    def answer(self, run_agent: RunAgent, model: LlmModel) -> Iterator[AgentEvent]:
+        """Run the agent on the last message (a saved prompt); yields its events, saving each message."""
+        if self.conversation is None or not self.messages or not isinstance(self.messages[-1], UserMessage):
+            raise ChatSessionError("There is no message waiting for an answer.")
+        conversation_id = self.conversation.id
+        prompt = self.messages[-1]
+        history = self.messages[:-1]
+
+        def events() -> Iterator[AgentEvent]:
+            for event in run_agent(history, prompt):
+                if isinstance(event, MessageEndEvent) and not (
+                    isinstance(event.message, UserMessage) and event.message.content == prompt.content
+                ):
+                    if isinstance(event.message, AssistantMessage | AssistantMessageToolCall):
+                        _price(event.message, model)
+                    self.store.append_message(conversation_id, event.message, model)
+                    self.messages.append(event.message)
+                yield event
+
+        return events()
 
     def last_prompt_index(self) -> int:
         """Position of the last user message (`ChatSessionError` when there is none)."""
@@ -182,10 +188,6 @@ def _price(message: AssistantMessage | AssistantMessageToolCall, model: LlmModel
         message.cost = None
     elif message.cost is None:
         message.cost = message.usage.cost(model.cost)
-
-
-def _same_user_message(a: UserMessage, b: UserMessage) -> bool:
-    return a.content == b.content
 
 
 def tool_results_by_call(messages: Sequence[AgentMessage]) -> dict[str, ToolResultMessage]:
