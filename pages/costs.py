@@ -13,9 +13,10 @@ import plotly.express as px
 import streamlit as st
 from sqlalchemy import Engine
 
+from bootstrap import store_engine
 from yiem import usage
 from yiem.demo_data import seed_demo
-from yiem.store import create_store_engine, database_url
+from yiem.store import database_url
 
 DEMO_ROWS = 5_000
 DEMO_DAYS = 90
@@ -23,13 +24,9 @@ TOP_CONVERSATIONS = 15
 ZONES = ["UTC", "Europe/London", "Europe/Paris", "America/New_York", "America/Los_Angeles", "Asia/Tokyo"]
 
 
-@st.cache_resource(show_spinner=False)
-def store_engine(url: str) -> Engine:
-    return create_store_engine(url)
-
-
 @st.cache_data(ttl=30, show_spinner=False)
 def provider_models(url: str) -> list[tuple[str, str]]:
+    """The filter's choices: every provider/model with usage (cached briefly: it reads the whole index)."""
     return usage.filter_options(store_engine(url))
 
 
@@ -108,7 +105,7 @@ def show_breakdown(
         for column, (values, column_config) in extra.items():
             frame[column] = values
             config[column] = column_config
-    st.dataframe(frame, hide_index=True, column_config=config, key=f"table_{key}")
+    st.dataframe(frame, hide_index=True, column_config=config, key=f"table_{key}", placeholder="—")
     st.download_button(
         f"Download by {name.lower()} (CSV)",
         usage.breakdown_csv(rows, key),
@@ -236,7 +233,14 @@ if now.requests == 0:
 
 compared = "vs the previous period of the same length" if change.previous is not None else None
 row1 = st.columns(5)
-row1[0].metric("Total cost", dollars(now.cost_total), delta(change, "cost_total"), "off", help=compared)
+all_unpriced = now.unpriced_requests == now.requests
+row1[0].metric(
+    "Total cost",
+    "unknown" if all_unpriced else dollars(now.cost_total),
+    None if all_unpriced else delta(change, "cost_total"),
+    "off",
+    help=compared,
+)
 row1[1].metric("Requests", tokens(now.requests), delta(change, "requests"), "off", help=compared)
 row1[2].metric(
     "Input tokens", tokens(now.uncached_input_tokens), delta(change, "uncached_input_tokens"), "off"
@@ -269,6 +273,7 @@ if now.unpriced_requests:
 
 series = summary.series()
 grain = "hour" if summary.granularity == "hour" else "day"
+tick_format = "%b %d %H:%M" if grain == "hour" else "%b %d"
 by_time = pd.DataFrame(
     [
         {
@@ -287,9 +292,17 @@ charts = st.columns(2)
 with charts[0]:
     st.subheader(f"Cost per {grain}")
     priced = by_time[by_time["Priced"]]
-    cost_chart = px.bar(priced, x="When", y="Cost", color="Model", labels={"When": "", "Cost": "Cost ($)"})
-    cost_chart.update_layout(barmode="stack", legend_title_text="", margin={"t": 10}, yaxis_tickprefix="$")
-    st.plotly_chart(cost_chart, key="cost_chart")
+    if priced.empty:
+        st.info("No request in this period has a known price, so there is no cost to chart.")
+    else:
+        cost_chart = px.bar(
+            priced, x="When", y="Cost", color="Model", labels={"When": "", "Cost": "Cost ($)"}
+        )
+        cost_chart.update_layout(
+            barmode="stack", legend_title_text="", margin={"t": 10}, yaxis_tickprefix="$"
+        )
+        cost_chart.update_xaxes(tickformat=tick_format)
+        st.plotly_chart(cost_chart, key="cost_chart")
 with charts[1]:
     st.subheader(f"Tokens per {grain}")
     token_sums = by_time.groupby("When", as_index=False)[["Input", "Cached input", "Output"]].sum()
@@ -301,6 +314,7 @@ with charts[1]:
         labels={"When": ""},
     )
     token_chart.update_layout(barmode="stack", legend_title_text="", margin={"t": 10})
+    token_chart.update_xaxes(tickformat=tick_format)
     st.plotly_chart(token_chart, key="token_chart")
 st.caption(f"Times in {tz}, by local {grain}.")
 
@@ -359,6 +373,7 @@ with prices:
             for name in ("Input / 1M", "Cached input / 1M", "Cache write / 1M", "Output / 1M")
         },
         key="table_prices",
+        placeholder="—",
     )
     st.caption(
         "Today's prices in the catalogue (genai-prices) or your models file. Each request's cost was "
