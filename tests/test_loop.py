@@ -7,8 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from tests.fixtures.core import make_tool, tool_call_response
+from tests.fixtures.core import RESPONSE_SEEDS, make_tool, mutate_response, tool_call_response
 from yiem import (
     AbortSignal,
     AfterToolCallContext,
@@ -32,6 +34,7 @@ from yiem import (
     ToolExecutionUpdateEvent,
     ToolOutput,
     ToolResultMessage,
+    UserMessage,
     run_agent_loop,
 )
 
@@ -532,3 +535,39 @@ def test_update_with_tool_output_fields(make_context: ContextFactory, core_model
     [update] = [e for e in events if isinstance(e, ToolExecutionUpdateEvent)]
     assert update.partial_result.content == [TextContent(text="half way")]
     assert update.partial_result.details == {"step": 1}
+
+
+def _weather(tool_call_id: str, arguments: dict[str, Any], signal: AbortSignal) -> str:
+    if "c" in arguments:
+        raise KeyError(arguments["c"])
+    return f"weather for {arguments}"
+
+
+PROPERTY_TOOLS = {name: make_tool(name, _weather) for name in ("getWeather", "w")}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_loop_keeps_its_invariants_on_mutated_responses(data: st.DataObject) -> None:
+    """Whatever the model sends (SP-017/SP-018 shapes, mutated), the loop never raises, ends once,
+    and every tool call in its messages has exactly one result right after it."""
+    responses = [
+        mutate_response(data.draw(st.sampled_from(RESPONSE_SEEDS)), data)
+        for _ in range(data.draw(st.integers(1, 3)))
+    ]
+    config = AgentLoopConfig(
+        max_turns=3, tool_execution=data.draw(st.sampled_from(["parallel", "sequential"]))
+    )
+    context = AgentContext(messages=[UserMessage(content=[TextContent(text="go")])], tools=PROPERTY_TOOLS)
+    events = list(run_agent_loop(context, ScriptedLlm(responses, chunk_size=7), LlmModel(id="p"), config))
+    assert events[0].type == "agent_start"
+    assert [e.type for e in events].count("agent_end") == 1
+    end = _end(events)
+    messages = end.messages
+    _assert_every_call_has_one_result(messages)
+    for position, message in enumerate(messages):
+        if isinstance(message, AssistantMessageToolCall):
+            following = messages[position + 1 : position + 1 + len(message.tool_calls)]
+            assert [m.tool_call_id for m in following] == [c.id for c in message.tool_calls]
+    if end.stop_reason in ("error", "max_turns"):
+        assert end.error_message

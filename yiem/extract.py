@@ -302,6 +302,8 @@ def _build(
         ):
             # Nothing usable, or it asked for tools and none of its calls could be read.
             stop = "error" if not reader.tool_calls else stop
+    if stop == "error" and not fields["error_message"]:
+        fields["error_message"] = "The response says generation failed but gives no error message"
     if reader.tool_calls:
         return AssistantMessageToolCall(
             **fields, tool_calls=reader.tool_calls, stop_reason=stop or "tool_calls"

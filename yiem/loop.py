@@ -336,7 +336,8 @@ class _LoopRun:
                     error = error or _aborted_text(self.signal, "Aborted")
                     break
                 if message.stop_reason == "error":
-                    stop_reason, error = "error", message.error_message
+                    stop_reason = "error"
+                    error = message.error_message or "The model's reply ended with an error"
                     break
                 if not results:
                     stop_reason = message.stop_reason
