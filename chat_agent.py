@@ -9,8 +9,9 @@ import streamlit as st
 
 import bootstrap
 from yiem.agent import Agent
+from yiem.catalog import get_model
 from yiem.chat_session import RunAgent
-from yiem.connection import ConnectionSettingsError, connect
+from yiem.connection import LOCAL, ConnectionSettingsError, connect
 from yiem.events import AgentEvent
 from yiem.llm import LlmClient
 from yiem.types import AgentLoopConfig, AgentMessage, ImageContent, LlmModel, TextContent, UserMessage
@@ -39,6 +40,17 @@ def _client() -> tuple[LlmClient, LlmModel]:
         raise ChatSetupError(str(error)) from error
     st.session_state["yiem_client"] = (fingerprint, client, model)
     return client, model
+
+
+def accepts_images() -> bool:
+    """Whether the chosen model takes images (so the chat input offers to attach them)."""
+    override = st.session_state.get(OVERRIDE_KEY)
+    if override is not None:
+        return "image" in override[1].input
+    settings = bootstrap.settings()
+    if settings.provider == LOCAL or not settings.model_id:
+        return False
+    return "image" in get_model(settings.provider, settings.model_id).input
 
 
 def prepare() -> tuple[RunAgent, LlmModel, Agent]:

@@ -84,14 +84,17 @@ def draw() -> None:
                 update={"base_url": base_url.strip(), "api_key": typed_key.strip() or settings.api_key}
             )
             options = _model_options(settings)
-            model_id = st.selectbox(
-                "Model",
-                options,
-                index=options.index(settings.model_id) if settings.model_id in options else None,
-                accept_new_options=True,
-                key=f"set-model-{provider}",
-                placeholder="Choose or type a model id",
-            )
+            if options:
+                model_id = st.selectbox(
+                    "Model",
+                    options,
+                    index=options.index(settings.model_id) if settings.model_id in options else None,
+                    accept_new_options=True,
+                    key=f"set-model-{provider}",
+                    placeholder="Choose or type a model id",
+                )
+            else:  # the server gave no list and the catalogue knows none: the id is typed
+                model_id = st.text_input("Model id", value=settings.model_id, key=f"set-model-id-{provider}")
             settings = settings.model_copy(update={"model_id": (model_id or "").strip()})
         system_prompt = st.text_area("System prompt", value=settings.system_prompt, key="set-system")
         use_default = st.checkbox(

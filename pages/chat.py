@@ -10,6 +10,7 @@ from typing import Any
 import streamlit as st
 
 import bootstrap
+import chat_agent
 import chat_sidebar
 from yiem.chat_session import ChatSession, ChatSessionError, reply_caption, tool_results_by_call, user_message
 from yiem.events import (
@@ -260,8 +261,6 @@ def _draw_run(events: Iterator[AgentEvent]) -> str | None:
 
 
 def _run(prompt: UserMessage) -> None:
-    import chat_agent
-
     with st.chat_message("user"):
         _draw_blocks(prompt.content)
     settings = bootstrap.settings()
@@ -302,15 +301,18 @@ _draw_history()
 if notice := st.session_state.pop("yiem_notice", None):
     st.error(notice)
 
-submitted = st.chat_input(
-    "Message",
-    key="prompt",
+takes_images = chat_agent.accepts_images()
+submitted: Any = st.chat_input(
+    "Message (attach images with +)" if takes_images else "Message",
+    key="prompt-images" if takes_images else "prompt",
     submit_mode="stop",
-    accept_file="multiple",
-    file_type=["png", "jpg", "jpeg", "gif", "webp"],
+    accept_file="multiple" if takes_images else False,
+    file_type=["png", "jpg", "jpeg", "gif", "webp"] if takes_images else None,
 )
 pending: UserMessage | None = st.session_state.pop("yiem_pending", None)
-if submitted is not None:
+if isinstance(submitted, str) and submitted.strip():
+    pending = user_message(submitted)
+elif submitted is not None:
     images = [
         ImageContent(data=base64.b64encode(file.getvalue()).decode(), mime_type=file.type or "image/png")
         for file in submitted.files

@@ -220,13 +220,18 @@ def test_an_attached_image_is_sent_with_the_prompt(db_url: str) -> None:
         "cfc0f01f0005000201a5f5c6fb0000000049454e44ae426082"
     )
     llm = ScriptedLlm(["A tiny image."])
-    at = _app(llm)
+    at = _app(llm, PRICED.model_copy(update={"input": ["text", "image"]}))
     at.chat_input[0].set_value("what is this?").upload("dot.png", png, "image/png").run()
     assert not at.exception
     sent = llm.requests[0].messages[-1]
     assert isinstance(sent, UserMessage)
     assert [block.type for block in sent.content] == ["text", "image"]
     assert len(at.get("image")) >= 1
+
+
+def test_a_text_only_model_offers_no_attachments(db_url: str) -> None:
+    at = _app(ScriptedLlm([]))
+    assert at.chat_input[0].proto.accept_file == 0  # ChatInput.AcceptFile.NONE
 
 
 def test_export_buttons_and_import(db_url: str, tmp_path: Path) -> None:
@@ -241,3 +246,32 @@ def test_export_buttons_and_import(db_url: str, tmp_path: Path) -> None:
     body = json.loads(text)
     assert body["messages"][1]["stopReason"] and body["messages"][0]["role"] == "user"
     assert "apiKey" not in text
+
+
+def test_a_typed_api_key_is_never_written(db_url: str, tmp_path: Path) -> None:
+    at = _app(ScriptedLlm(["fine"]))
+    at.sidebar.selectbox(key="set-provider").set_value("openai").run()
+    at.sidebar.text_input(key="set-key-openai").set_value("sk-secret-key-12345").run()
+    assert at.session_state["settings"].api_key == "sk-secret-key-12345"
+    at.chat_input[0].set_value("hello").run()
+    assert not at.exception
+    from yiem.transcript import export_json, export_markdown
+
+    chat = at.session_state["chat"]
+    exported = export_json(chat.transcript()) + export_markdown(chat.transcript())
+    assert "sk-secret-key-12345" not in exported
+    database = Path(db_url.removeprefix("sqlite:///"))
+    for path in database.parent.glob(database.name + "*"):  # the file, its WAL and shared memory
+        assert b"sk-secret-key-12345" not in path.read_bytes()
+
+
+def test_a_server_that_is_down_is_reported_in_words(db_url: str) -> None:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.sidebar.selectbox(key="set-provider").set_value("llamacpp").run()
+    at.sidebar.text_input(key="set-url-llamacpp").set_value("http://127.0.0.1:9/v1").run()
+    at.sidebar.text_input(key="set-model-id-llamacpp").set_value("smollm2").run()
+    at.chat_input[0].set_value("anyone there?").run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert errors and "127.0.0.1:9" in errors[0], errors
+    assert _texts(at, "user") == ["anyone there?"]
