@@ -68,6 +68,18 @@ def test_sp009_pagination_follows_next_cursor(client: McpClient) -> None:
     ]
 
 
+def test_sp009_pagination_asks_three_times(http_server: ScriptedHttpServer) -> None:
+    with McpClient.http(http_server.url) as client:
+        assert len(client.list_tools()) == 9
+    assert [r["method"] for r in http_server.requests].count("tools/list") == 3
+    cursors = [
+        m.get("params", {}).get("cursor")
+        for m in http_server.core.received
+        if m.get("method") == "tools/list"
+    ]
+    assert cursors == [None, "3", "6"]
+
+
 def test_sp009_repeating_cursor_is_refused() -> None:
     with (
         scripted_stdio("--repeat-cursor") as client,
@@ -129,7 +141,7 @@ def test_progress_resets_the_timeout(client: McpClient) -> None:
 
 
 def test_hard_cap_stops_a_call_despite_progress(client: McpClient) -> None:
-    with pytest.raises(McpTimeoutError, match="time limit"):
+    with pytest.raises(McpTimeoutError, match=r"time limit of 0\.4 s"):
         client.request(
             "tools/call",
             {"name": "slow", "arguments": {"steps": 50, "delay": 0.05}},
@@ -155,25 +167,43 @@ def test_abort_signal_cancels_the_call(client: McpClient) -> None:
     client.ping()
 
 
-def test_cancel_by_request_id_tells_the_server(stdio_client: McpClient) -> None:
+def test_already_aborted_signal_sends_nothing(client: McpClient) -> None:
+    signal = AbortSignal()
+    signal.abort("stopped before it began")
+    with pytest.raises(McpCancelledError, match="stopped before it began"):
+        client.call_tool("add", {"a": 1, "b": 2}, signal=signal)
+    assert client.pending_requests == []
+
+
+def test_cancel_by_request_id_tells_the_server(http_server: ScriptedHttpServer) -> None:
     errors: list[BaseException] = []
+    with McpClient.http(http_server.url) as client:
 
-    def call() -> None:
-        try:
-            stdio_client.call_tool("hang", {})
-        except McpError as exc:
-            errors.append(exc)
+        def call() -> None:
+            try:
+                client.call_tool("hang", {})
+            except McpError as exc:
+                errors.append(exc)
 
-    thread = threading.Thread(target=call)
-    thread.start()
-    while not stdio_client.pending_requests:
-        time.sleep(0.01)
-    (request_id,) = stdio_client.pending_requests
-    stdio_client.cancel(request_id, "no longer needed")
-    thread.join(5)
+        thread = threading.Thread(target=call)
+        thread.start()
+        while not client.pending_requests:
+            time.sleep(0.01)
+        (request_id,) = client.pending_requests
+        client.cancel(request_id, "no longer needed")
+        thread.join(5)
     assert isinstance(errors[0], McpCancelledError)
-    # The server heard about it: its `hang` loop ended, so the next call is answered.
-    assert stdio_client.call_tool("add", {"a": 2, "b": 2}).text == "4"
+    assert "no longer needed" in str(errors[0])
+    assert request_id in http_server.core.cancelled
+    cancel = next(m for m in http_server.core.received if m.get("method") == "notifications/cancelled")
+    assert cancel["params"] == {"requestId": request_id, "reason": "no longer needed"}
+
+
+def test_timeout_tells_the_server(http_server: ScriptedHttpServer) -> None:
+    with McpClient.http(http_server.url) as client, pytest.raises(McpTimeoutError):
+        client.call_tool("hang", {}, timeout=0.2)
+    cancel = next(m for m in http_server.core.received if m.get("method") == "notifications/cancelled")
+    assert cancel["params"]["reason"].startswith("timed out after")
 
 
 def test_crash_fails_pending_call_at_once_quoting_stderr(stdio_client: McpClient) -> None:

@@ -254,6 +254,8 @@ class McpClient:
     ) -> dict[str, Any]:
         if self._closed_error is not None:
             raise self._closed_error
+        if signal is not None and signal.aborted:
+            raise McpCancelledError(f"{method!r} was not sent: " + (signal.reason or "aborted"))
         request_id = next(self._ids)
         message: Message = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if on_progress is not None:
@@ -288,13 +290,14 @@ class McpClient:
         self, request_id: RequestId, pending: _Pending, timeout: float | None, max_timeout: float | None
     ) -> None:
         idle = self.timeout if timeout is None else timeout
-        cap = max(self.max_timeout if max_timeout is None else max_timeout, idle)
+        # A long per-call timeout lifts the client's default cap; an explicit cap always holds.
+        cap = max(self.max_timeout, idle) if max_timeout is None else max_timeout
         started = time.monotonic()
         while not pending.done.is_set():
             now = time.monotonic()
             deadline = min(pending.last_activity + idle, started + cap)
             if now >= deadline:
-                limit = "its time limit" if deadline == started + cap else f"{idle:g} s"
+                limit = f"its time limit of {cap:g} s" if deadline == started + cap else f"{idle:g} s"
                 pending.fail(
                     McpTimeoutError(
                         f"MCP server {self.label} did not answer {pending.method!r} within {limit}"
