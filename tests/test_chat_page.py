@@ -275,3 +275,45 @@ def test_a_server_that_is_down_is_reported_in_words(db_url: str) -> None:
     errors = [e.value for e in at.error]
     assert errors and "127.0.0.1:9" in errors[0], errors
     assert _texts(at, "user") == ["anyone there?"]
+
+
+def test_reasoning_is_in_a_collapsed_expander(db_url: str) -> None:
+    llm = ScriptedLlm([{"content": "Paris.", "reasoning_content": "The capital of France is Paris."}])
+    at = _app(llm)
+    at.chat_input[0].set_value("Capital of France?").run()
+    expanders = [e for e in at.expander if e.label == "Reasoning"]
+    assert len(expanders) == 1 and not expanders[0].proto.expanded
+    assert expanders[0].markdown[0].value == "The capital of France is Paris."
+    assert "Paris." in _texts(at, "assistant")[0]
+
+
+def test_import_a_json_export_from_the_sidebar(db_url: str) -> None:
+    from yiem.transcript import Transcript, export_json
+
+    exported = export_json(
+        Transcript(
+            title="Imported talk",
+            messages=[
+                UserMessage(content=[TextContent(text="old question")]),
+                {"role": "assistant", "content": [{"type": "text", "text": "old answer"}]},  # type: ignore[list-item]
+            ],
+        )
+    )
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at.sidebar.file_uploader(key="import-file").set_value(
+        ("talk.json", exported.encode(), "application/json")
+    ).run()
+    at.sidebar.button(key="import").click().run()
+    assert not at.exception
+    assert _texts(at, "user") == ["old question"] and _texts(at, "assistant") == ["old answer"]
+    assert _store(db_url).get(at.query_params["c"]).title == "Imported talk"
+
+
+def test_a_bad_import_is_explained(db_url: str) -> None:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at.sidebar.file_uploader(key="import-file").set_value(
+        ("bad.json", b'{"messages": 3}', "application/json")
+    ).run()
+    at.sidebar.button(key="import").click().run()
+    assert not at.exception
+    assert any("cannot be imported" in e.value and "messages" in e.value for e in at.sidebar.error)
