@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -20,6 +21,7 @@ from yiem.mcp import (
     ResourceLinkBlock,
     TextBlock,
 )
+from yiem.mcp.stdio import StderrBuffer
 
 
 @pytest.fixture(params=["stdio", "http"])
@@ -39,6 +41,25 @@ def test_initialize_reports_server(everything: McpClient) -> None:
     assert everything.protocol_version == "2025-11-25"
     assert "tools" in everything.capabilities
     assert everything.instructions and "Everything" in everything.instructions
+
+
+def test_stdio_stderr_is_kept(everything_stdio: StdioServer) -> None:
+    with McpClient.stdio(everything_stdio.command, everything_stdio.args) as client:
+        client.ping()
+        deadline = time.monotonic() + 5  # the stderr reader is its own thread
+        while "Starting default (STDIO) server" not in client.stderr and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert "Starting default (STDIO) server" in client.stderr
+
+
+def test_stderr_buffer_is_bounded() -> None:
+    buffer = StderrBuffer(max_lines=3)
+    for n in range(10):
+        buffer.append(f"line {n} " + "x" * 5000)
+    lines = buffer.text().splitlines()
+    assert [line[:6] for line in lines] == ["line 7", "line 8", "line 9"]
+    assert all(len(line) == 2000 for line in lines)
+    assert len(buffer.tail(100)) == 101 and buffer.tail(100).startswith("…")
 
 
 def test_http_session_id_is_kept(everything_http_url: str) -> None:

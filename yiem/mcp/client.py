@@ -141,6 +141,12 @@ class McpClient:
         return self.transport.label
 
     @property
+    def stderr(self) -> str:
+        """The last lines the stdio server wrote to stderr (bounded); empty over HTTP."""
+        buffer = getattr(self.transport, "stderr", None)
+        return buffer.text() if buffer is not None else ""
+
+    @property
     def session_id(self) -> str | None:
         """The HTTP session id (`Mcp-Session-Id`); None over stdio."""
         return getattr(self.transport, "session_id", None)
