@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 
 import pytest
 
 from tests.fixtures.core import tool_call_response
-from tests.fixtures.mcp import StdioServer
+from tests.fixtures.mcp import SCRIPTED_STDIO, StdioServer
 from yiem.events import AgentEndEvent, ToolExecutionEndEvent, ToolExecutionUpdateEvent
 from yiem.loop import run_agent_loop
 from yiem.mcp import McpClient
@@ -65,7 +64,7 @@ def test_mcp_progress_becomes_tool_execution_updates(registry: ToolRegistry, cor
 
 def test_mcp_error_result_and_crash_become_error_results(core_model: LlmModel) -> None:
     registry = ToolRegistry()
-    with McpClient.stdio(sys.executable, ["-m", "tests.mcp_servers.scripted"]) as client:
+    with McpClient.stdio(SCRIPTED_STDIO.command, SCRIPTED_STDIO.args) as client:
         registry.add_mcp_server("scripted", client)
         llm = ScriptedLlm([tool_call_response(("fail", {})), tool_call_response(("crash", {})), "sorry"])
         events = list(run_agent_loop(context_for(registry, "break it"), llm, core_model))

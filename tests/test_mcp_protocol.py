@@ -6,9 +6,11 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
+from tests.fixtures.mcp import SCRIPTED_STDIO
 from tests.mcp_servers.scripted import ScriptedHttpServer
 from yiem.mcp import (
     McpCancelledError,
@@ -22,11 +24,9 @@ from yiem.mcp import (
 )
 from yiem.types import AbortSignal
 
-SCRIPTED = [sys.executable, "-m", "tests.mcp_servers.scripted"]
 
-
-def scripted_stdio(*flags: str, **options: object) -> McpClient:
-    return McpClient.stdio(SCRIPTED[0], [*SCRIPTED[1:], *flags], **options)  # type: ignore[arg-type]
+def scripted_stdio(*flags: str, **options: Any) -> McpClient:
+    return McpClient.stdio(SCRIPTED_STDIO.command, [*SCRIPTED_STDIO.args, *flags], **options)
 
 
 @pytest.fixture

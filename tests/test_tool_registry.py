@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
 from typing import Literal
@@ -10,7 +9,7 @@ from typing import Literal
 import pytest
 from pydantic import ValidationError
 
-from tests.fixtures.mcp import StdioServer
+from tests.fixtures.mcp import SCRIPTED_STDIO, StdioServer
 from yiem.mcp import McpClient, McpError
 from yiem.tool_registry import ToolRegistry, function_tool, llm_safe_name
 from yiem.types import AbortSignal, ImageContent, TextContent, ToolOutput
@@ -112,7 +111,7 @@ def test_llm_safe_names() -> None:
 
 def test_list_changed_refreshes_the_servers_tools() -> None:
     registry = ToolRegistry()
-    with McpClient.stdio(sys.executable, ["-m", "tests.mcp_servers.scripted"]) as client:
+    with McpClient.stdio(SCRIPTED_STDIO.command, SCRIPTED_STDIO.args) as client:
         registry.add_mcp_server("scripted", client)
         assert "extra" not in registry.tools
         run(registry, "change_tools", {})
@@ -126,7 +125,7 @@ def test_list_changed_refreshes_the_servers_tools() -> None:
 
 def test_dead_server_raises_mcp_error_from_execute() -> None:
     registry = ToolRegistry()
-    with McpClient.stdio(sys.executable, ["-m", "tests.mcp_servers.scripted"]) as client:
+    with McpClient.stdio(SCRIPTED_STDIO.command, SCRIPTED_STDIO.args) as client:
         registry.add_mcp_server("scripted", client)
         with pytest.raises(McpError, match="simulated crash"):
             registry.tools["crash"].execute("c", {}, AbortSignal())
