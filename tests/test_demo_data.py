@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import Engine, func, select
 
 from yiem.demo_data import DAY_MS, generate, seed_demo
-from yiem.store import conversations, create_store_engine, usage
+from yiem.store import conversations, create_store_engine, main, usage
 from yiem.types import ModelCost
 
 END_MS = 1_790_000_000_000
@@ -20,8 +20,8 @@ def fixed_prices(provider: str, _model: str) -> ModelCost | None:
 
 
 @pytest.fixture
-def demo(store_url: str) -> Engine:
-    engine = create_store_engine(store_url)
+def demo(any_store_url: str) -> Engine:
+    engine = create_store_engine(any_store_url)
     assert seed_demo(engine, 5_000, days=30, end_ms=END_MS, price_of=fixed_prices) == 5_000
     return engine
 
@@ -70,3 +70,26 @@ def test_same_seed_same_data() -> None:
 def test_negative_row_count_is_refused() -> None:
     with pytest.raises(ValueError, match="0 or more"):
         generate(-1, price_of=fixed_prices)
+
+
+def test_seed_demo_command_fills_the_configured_store(
+    store_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`python -m yiem.store seed-demo N` with prices from the real catalogue."""
+    monkeypatch.setenv("YIEM_DATABASE_URL", store_url)
+    assert main(["seed-demo", "400", "--days", "10"]) == 0
+    assert "Added 400 demo usage rows" in capsys.readouterr().out
+    engine = create_store_engine(store_url)
+    with engine.connect() as conn:
+        priced = conn.execute(
+            select(usage.c.input_tokens, usage.c.cost_input).where(
+                usage.c.model == "gpt-4o", usage.c.input_tokens > 0
+            )
+        ).first()
+        local = conn.execute(
+            select(func.count()).where(usage.c.provider == "local", usage.c.price_known)
+        ).scalar()
+    assert priced is not None and priced.cost_input == pytest.approx(priced.input_tokens * 2.5 / 1e6)
+    assert local == 0
+    with pytest.raises(SystemExit):
+        main(["seed-demo", "-5"])

@@ -121,8 +121,8 @@ def test_days_in_utc_differ(known_usage: Engine) -> None:
     ]
 
 
-def test_hours_follow_local_clock_and_merge_the_repeated_hour(store_url: str) -> None:
-    engine = create_store_engine(store_url)
+def test_hours_follow_local_clock_and_merge_the_repeated_hour(any_store_url: str) -> None:
+    engine = create_store_engine(any_store_url)
     rows = [
         usage_row(created_ms=utc_ms("2026-10-25T00:30:00"), cost_input=0.01),  # 02:30 CEST
         usage_row(created_ms=utc_ms("2026-10-25T01:30:00"), cost_input=0.02),  # 02:30 CET, same wall hour
@@ -194,8 +194,10 @@ def test_bad_filters_are_refused_in_words() -> None:
         local_day_range(date(2026, 1, 1), date(2026, 1, 1), "Mars/Olympus")
 
 
-def test_median_above_the_sample_size_stays_close(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    engine = create_store_engine(store_url)
+def test_median_above_the_sample_size_stays_close(
+    any_store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = create_store_engine(any_store_url)
     with engine.begin() as conn:
         rows = [usage_row(created_ms=i, latency_ms=float(i), ttft_ms=float(i % 100)) for i in range(2001)]
         conn.execute(insert(usage), rows)
