@@ -86,7 +86,7 @@ def test_conversation_filter_is_shared_by_url(known_usage: Engine, costs_page: A
     assert metrics(page)["Total cost"][0] == "$0.0360"
 
 
-def test_empty_store_offers_demo_data(store_url: str, costs_page: Any) -> None:
+def test_empty_store_offers_demo_data(costs_page: Any) -> None:
     page = costs_page.run()
     assert not page.exception
     assert "No usage recorded yet" in page.info[0].value
