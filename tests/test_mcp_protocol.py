@@ -22,6 +22,7 @@ from yiem.mcp import (
     McpProtocolError,
     McpTimeoutError,
 )
+from yiem.mcp.http import iter_sse_data
 from yiem.types import AbortSignal
 
 
@@ -304,3 +305,18 @@ def test_closed_client_refuses_requests(stdio_client: McpClient) -> None:
     stdio_client.close()
     with pytest.raises(McpConnectionError, match="closed"):
         stdio_client.ping()
+
+
+def test_sse_parsing_skips_priming_and_comments_and_joins_lines() -> None:
+    lines = [
+        ": keep-alive",
+        "id: 1",
+        "data:",
+        "",
+        "event: message",
+        'data: {"a":',
+        "data:  1}",
+        "",
+        "data: tail",
+    ]
+    assert list(iter_sse_data(iter(lines))) == ['{"a":\n 1}', "tail"]
