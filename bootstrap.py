@@ -8,7 +8,9 @@ Keys in `st.session_state` that pages rely on:
 
 from __future__ import annotations
 
+import contextlib
 import os
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +57,24 @@ def ensure_session() -> None:
         state["tool_registry"] = registry
         state["mcp_clients"] = clients
         state["mcp_errors"] = errors
+        # When Streamlit drops this session, its MCP servers (child processes, HTTP sessions) end too.
+        # The owner is referenced only from session state; clients refer back to the registry, so
+        # neither of those could carry the finalizer.
+        owner = _SessionResources()
+        weakref.finalize(owner, _close_clients, clients)
+        state["yiem_session_resources"] = owner
     if "enabled_tools" not in state:
         state["enabled_tools"] = set()
+
+
+class _SessionResources:
+    """Lives exactly as long as one session's state."""
+
+
+def _close_clients(clients: dict[str, McpClient]) -> None:
+    for client in list(clients.values()):
+        with contextlib.suppress(Exception):  # a server that is already gone needs no closing
+            client.close()
 
 
 def mcp_config_path() -> Path:

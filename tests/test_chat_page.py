@@ -317,3 +317,39 @@ def test_a_bad_import_is_explained(db_url: str) -> None:
     at.sidebar.button(key="import").click().run()
     assert not at.exception
     assert any("cannot be imported" in e.value and "messages" in e.value for e in at.sidebar.error)
+
+
+def test_mcp_servers_from_mcp_json_give_the_chat_real_tools(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, everything_stdio: Any
+) -> None:
+    """SP-009/SP-010 in the app: server-everything's get-sum is called from the chat and drawn."""
+    config = {
+        "mcpServers": {
+            "everything": {"command": everything_stdio.command, "args": list(everything_stdio.args)},
+            "broken": {"command": str(tmp_path / "no-such-server")},
+        }
+    }
+    (tmp_path / "mcp.json").write_text(json.dumps(config))
+    monkeypatch.setenv("YIEM_MCP_CONFIG", str(tmp_path / "mcp.json"))
+    llm = ScriptedLlm(
+        [{"toolCalls": [{"id": "c1", "name": "get-sum", "arguments": {"a": 19, "b": 23}}]}, "It is 42."]
+    )
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["llm_override"] = (llm, PRICED)
+    at.run()
+    assert set(at.session_state["mcp_clients"]) == {"everything"}
+    assert "broken" in at.session_state["mcp_errors"]
+    assert any("`broken` is not available" in w.value for w in at.sidebar.warning)
+    at.sidebar.multiselect(key="set-tools").set_value(["get-sum"]).run()
+    at.chat_input[0].set_value("19 + 23?").run()
+    assert not at.exception
+    assert llm.requests[0].tool_names == ["get-sum"]
+    status = next(s for s in at.status if "get-sum" in s.label)
+    assert status.state == "complete"
+    assert "42" in " ".join(code.value for code in status.code)
+    client = at.session_state["mcp_clients"]["everything"]
+    del at, status
+    import gc
+
+    gc.collect()
+    assert client._closed  # the session's MCP server ended with the session
