@@ -152,6 +152,7 @@ SCRIPTED = LlmModel(
     id="claude-scripted",
     provider="anthropic",
     cost=ModelCost(input=3, output=15, cache_read=0.3, cache_write=3.75),
+    price_known=True,
     max_tokens=1234,
 )
 

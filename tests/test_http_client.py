@@ -10,6 +10,7 @@ import socket
 import threading
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.scripted_http import (
@@ -23,6 +24,7 @@ from tests.scripted_http import (
 )
 from yiem.llm import StreamDone, StreamEvent, TextDelta
 from yiem.providers import OpenAIChatClient, RetryPolicy
+from yiem.providers.abortable import AbortableClient
 from yiem.types import AbortSignal, AgentContext, AssistantMessage, LlmModel, TextContent, UserMessage
 
 MODEL = LlmModel(id="scripted-model", provider="scripted")
@@ -165,12 +167,10 @@ def test_stream_that_ends_cleanly_but_early_is_incomplete(scripted_server: Scrip
 
 
 def test_read_timeout_mid_stream_says_so(scripted_server: ScriptedServer) -> None:
-    scripted_server.script(
-        sse_reply([openai_chunk({"content": "slow"}), openai_chunk({}, "stop")], delay=1.0)
-    )
-    _, message = _run(OpenAIChatClient(scripted_server.url + "/v1", timeout=0.2))
+    scripted_server.script(sse_reply([openai_chunk({"content": "slow"}), openai_chunk({}, "stop")], delay=30))
+    _, message = _run(OpenAIChatClient(scripted_server.url + "/v1", timeout=httpx.Timeout(10, read=1.5)))
     assert message.stop_reason == "error" and message.text == "slow"
-    assert "no data arrived for 0.2 s" in message.error_message
+    assert "no data arrived for 1.5 s" in message.error_message
 
 
 def test_abort_mid_stream_closes_the_connection(scripted_server: ScriptedServer) -> None:
@@ -219,6 +219,27 @@ def test_abort_during_backoff_stops_waiting(scripted_server: ScriptedServer) -> 
     timer.cancel()
     assert message.stop_reason == "aborted"
     assert len(scripted_server.requests) == 1
+
+
+def test_abort_racing_the_connection_still_cuts_the_request(scripted_server: ScriptedServer) -> None:
+    """SP-022: an abort that lands before the request has a socket cuts that socket on first use."""
+    scripted_server.script(Reply(headers={"Content-Type": "text/plain"}, chunks=[b"second"]))
+    client = AbortableClient(httpx.Client())
+    client.interrupt(threading.get_ident())  # the abort arrives before any connection exists
+    with pytest.raises(httpx.TransportError):
+        client.http.get(scripted_server.url)
+    assert scripted_server.requests == []  # cut before a byte was sent
+    client.reset(threading.get_ident())
+    assert client.http.get(scripted_server.url).text == "second"
+    client.close()
+
+
+def test_cost_is_left_unset_when_the_price_is_unknown(scripted_server: ScriptedServer) -> None:
+    scripted_server.script(
+        sse_reply(openai_text_stream("x", usage={"prompt_tokens": 3, "completion_tokens": 1}))
+    )
+    _, message = _run(OpenAIChatClient(scripted_server.url + "/v1"))
+    assert MODEL.price_known is False and message.cost is None and message.usage.input_tokens == 3
 
 
 def test_no_base_url_is_a_message_not_an_exception() -> None:

@@ -150,7 +150,12 @@ def _final(client: OpenAIChatClient, context: AgentContext | None = None) -> Any
     return events[-1].message  # type: ignore[union-attr]
 
 
-SCRIPTED = LlmModel(id="scripted", provider="scripted", cost=ModelCost(input=2.0, output=8.0, cache_read=0.5))
+SCRIPTED = LlmModel(
+    id="scripted",
+    provider="scripted",
+    cost=ModelCost(input=2.0, output=8.0, cache_read=0.5),
+    price_known=True,
+)
 
 
 def test_request_body_asks_for_usage_and_sends_tools(scripted_server: ScriptedServer) -> None:

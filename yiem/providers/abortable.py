@@ -77,9 +77,18 @@ class _StreamRegistry:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._by_thread: dict[int, _TrackedStream] = {}
+        # Threads whose request was cut before it had a socket: the socket is cut on first use.
+        self._cut: set[int] = set()
 
     def claim(self, stream: _TrackedStream) -> None:
-        self._by_thread[threading.get_ident()] = stream
+        thread_id = threading.get_ident()
+        self._by_thread[thread_id] = stream
+        if thread_id in self._cut:
+            shutdown_stream(stream)
+
+    def reset(self, thread_id: int) -> None:
+        with self._lock:
+            self._cut.discard(thread_id)
 
     def release(self, stream: _TrackedStream) -> None:
         with self._lock:
@@ -89,6 +98,7 @@ class _StreamRegistry:
 
     def interrupt(self, thread_id: int) -> None:
         with self._lock:
+            self._cut.add(thread_id)
             stream = self._by_thread.get(thread_id)
         if stream is not None:
             shutdown_stream(stream)
@@ -123,6 +133,10 @@ class AbortableClient:
         if response is not None:
             shutdown_stream(response.extensions.get("network_stream"))
         self._registry.interrupt(thread_id)
+
+    def reset(self, thread_id: int) -> None:
+        """Forget an earlier interrupt of `thread_id`, before it starts a new request."""
+        self._registry.reset(thread_id)
 
     def close(self) -> None:
         """Close the underlying client and its connections."""

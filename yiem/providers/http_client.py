@@ -239,6 +239,7 @@ class HttpLlmClient(ABC):
         request.body.update(self.extra_body)
         current: list[httpx.Response | None] = [None]
         thread_id = threading.get_ident()
+        self._client.reset(thread_id)
         unsubscribe = signal.on_abort(lambda _reason: self._client.interrupt(thread_id, current[0]))
         try:
             response = yield from self._send(model, request, signal, builder, current)
@@ -250,6 +251,7 @@ class HttpLlmClient(ABC):
             unsubscribe()
             if current[0] is not None:
                 current[0].close()
+            self._client.reset(thread_id)
 
     def _send(
         self,

@@ -131,7 +131,8 @@ class MessageBuilder:
             "usage": self.usage,
             "stop_reason": reason,
             "error_message": error,
-            "cost": self.usage.cost(self.model.cost),
+            # No price, no cost: "unknown" must not read as "free".
+            "cost": self.usage.cost(self.model.cost) if self.model.price_known else None,
             "duration_ms": (ended - self.started) * 1000,
             "ttft_ms": None if self.first_token_at is None else (self.first_token_at - self.started) * 1000,
         }
