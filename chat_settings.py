@@ -107,6 +107,14 @@ def draw() -> None:
                 "Temperature", 0.0, 2.0, value=settings.temperature or 0.7, step=0.1, key="set-temp"
             )
         )
+        max_tokens = st.number_input(
+            "Longest reply in tokens (0: the provider's default)",
+            min_value=0,
+            max_value=1_000_000,
+            value=settings.max_tokens or 0,
+            step=256,
+            key="set-max-tokens",
+        )
         mode = st.radio(
             "Tool calls of one reply run",
             ["parallel", "sequential"],
@@ -115,7 +123,12 @@ def draw() -> None:
             key="set-mode",
         )
         settings = settings.model_copy(
-            update={"system_prompt": system_prompt, "temperature": temperature, "tool_execution": mode}
+            update={
+                "system_prompt": system_prompt,
+                "temperature": temperature,
+                "max_tokens": int(max_tokens) or None,
+                "tool_execution": mode,
+            }
         )
         st.session_state["settings"] = settings
         _tools_section()

@@ -13,6 +13,7 @@ import bootstrap
 import chat_agent
 import chat_sidebar
 from yiem.chat_session import ChatSession, ChatSessionError, reply_caption, tool_results_by_call, user_message
+from yiem.connection import LOCAL
 from yiem.events import (
     AgentEndEvent,
     AgentEvent,
@@ -296,6 +297,20 @@ def _show_conversation_in_url() -> None:
         st.query_params["c"] = chat.conversation_id
 
 
+def _model_line() -> None:
+    settings = bootstrap.settings()
+    if st.session_state.get(chat_agent.OVERRIDE_KEY) is not None:
+        return
+    if settings.provider == LOCAL:
+        st.caption(
+            "Chatting with SmolLM2 135M, a toy model running on this machine: no key, no internet, "
+            "and often wrong. Pick another provider in the sidebar's Settings."
+        )
+    else:
+        st.caption(f"Chatting with {settings.model_id or 'no model yet'} ({settings.provider}).")
+
+
+_model_line()
 _draw_history()
 
 if notice := st.session_state.pop("yiem_notice", None):
