@@ -47,6 +47,13 @@ def _saved_messages(app: StreamlitApp, conversation_id: str, count: int = 0) -> 
 
 def test_chat_with_the_local_model_then_reload(streamlit_app: StreamlitApp, page: Any) -> None:
     page.goto(streamlit_app.url)
+    # A short reply keeps the test quick on a busy machine; it also drives the settings panel.
+    page.get_by_text("Settings", exact=True).click()
+    longest = page.get_by_label(re.compile("Longest reply in tokens"))
+    longest.fill("48")
+    longest.press("Enter")
+    page.wait_for_timeout(500)  # the number input commits on Enter and reruns the script
+    _wait_idle(page)
     _send(page, "Say hello in one short sentence.")
     page.locator(MESSAGES).nth(1).wait_for(timeout=120_000)
     caption = page.get_by_text(re.compile(r"\d+ in · \d+ out · \d+ cached · price unknown"))
@@ -59,6 +66,7 @@ def test_chat_with_the_local_model_then_reload(streamlit_app: StreamlitApp, page
     saved = _saved_messages(streamlit_app, conversation_id, 2)
     assert [m.role for m in saved] == ["user", "assistant"]
     assert isinstance(saved[1], AssistantMessage) and saved[1].text.strip()
+    assert saved[1].usage.output_tokens <= 48
     assert saved[1].text.strip()[:20] in reply
 
     page.reload()
