@@ -120,6 +120,9 @@ def _draw_failure(message: AssistantMessage | AssistantMessageToolCall) -> None:
 
 def _draw_history() -> None:
     results = tool_results_by_call(chat.messages)
+    asked = {
+        call.id for m in chat.messages if isinstance(m, AssistantMessageToolCall) for call in m.tool_calls
+    }
     last_prompt = max((i for i, m in enumerate(chat.messages) if isinstance(m, UserMessage)), default=-1)
     for index, message in enumerate(chat.messages):
         if isinstance(message, UserMessage):
@@ -134,9 +137,7 @@ def _draw_history() -> None:
                         _draw_tool_call(call, results.get(call.id))
                 _draw_failure(message)
                 st.caption(reply_caption(message))
-        elif message.tool_call_id not in {
-            call.id for m in chat.messages if isinstance(m, AssistantMessageToolCall) for call in m.tool_calls
-        }:
+        elif message.tool_call_id not in asked:
             with st.chat_message("assistant", avatar=":material/build:"):
                 _draw_tool_result(message)
     if (
@@ -150,9 +151,11 @@ def _draw_history() -> None:
 
 def _edit_control(index: int, message: UserMessage) -> None:
     text = "".join(block.text for block in message.content if isinstance(block, TextContent))
-    with st.popover("Edit", icon=":material/edit:", key=f"edit-{index}", type="tertiary"):
-        new_text = st.text_area("Your message", value=text, key=f"edit-text-{index}")
-        if st.button("Send from here", key=f"edit-send-{index}", help="Later messages are replaced."):
+    # Keys name the conversation too: a keyed widget keeps its text, which must not leak between chats.
+    where = f"{chat.conversation_id}-{index}"
+    with st.popover("Edit", icon=":material/edit:", key=f"edit-{where}", type="tertiary"):
+        new_text = st.text_area("Your message", value=text, key=f"edit-text-{where}")
+        if st.button("Send from here", key=f"edit-send-{where}", help="Later messages are replaced."):
             _queue_resend(index, new_text)
             st.rerun()
 

@@ -207,8 +207,9 @@ def test_edit_a_message_and_resend_from_there(db_url: str) -> None:
     at = _app(llm)
     at.chat_input[0].set_value("first").run()
     at.chat_input[0].set_value("second").run()
-    at.text_area(key="edit-text-0").set_value("first, edited").run()
-    at.button(key="edit-send-0").click().run()
+    where = f"{at.query_params['c']}-0"
+    at.text_area(key=f"edit-text-{where}").set_value("first, edited").run()
+    at.button(key=f"edit-send-{where}").click().run()
     assert not at.exception
     assert _texts(at, "user") == ["first, edited"]
     assert _texts(at, "assistant") == ["edited reply"]
