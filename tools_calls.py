@@ -17,6 +17,7 @@ from yiem.tool_calls import (
     annotation_badges,
     chat_tool_name,
     describe_error,
+    duration_words,
     history_json,
     progress_fraction,
     progress_words,
@@ -261,7 +262,7 @@ def draw_history() -> None:
         key="tools-history-export",
     )
     for record in reversed(records):
-        took = f"{record.duration_ms:,.0f} ms" if record.duration_ms is not None else "…"
+        took = duration_words(record.duration_ms)
         label = (
             f"{record.started_at:%H:%M:%S} · {record.server} · {record.tool} — {record.status.value}, {took}"
         )

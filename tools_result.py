@@ -19,7 +19,7 @@ from yiem.mcp import (
     ResourceLinkBlock,
     TextBlock,
 )
-from yiem.tool_calls import CallRecord, CallStatus, check_structured_content
+from yiem.tool_calls import CallRecord, CallStatus, check_structured_content, duration_words
 
 
 def decode_base64(data: str) -> bytes | None:
@@ -139,7 +139,7 @@ def _size(size: int | None) -> str:
 
 def draw_record(record: CallRecord, output_schema: dict[str, Any] | None, key: str) -> None:
     """A finished call: its result or error, how long it took, and the raw exchange one click away."""
-    took = f"{record.duration_ms:,.0f} ms" if record.duration_ms is not None else ""
+    took = duration_words(record.duration_ms)
     if record.status == CallStatus.CANCELLED:
         st.warning(f"Cancelled after {took}.", icon=":material/cancel:")
     elif record.status == CallStatus.FAILED:

@@ -18,6 +18,7 @@ from yiem.tool_calls import (
     chat_tool_name,
     check_structured_content,
     describe_error,
+    duration_words,
     history_json,
     ping_ms,
     progress_fraction,
@@ -192,3 +193,10 @@ def test_prompt_arguments_become_a_form() -> None:
     state = form.initial_state()
     state.values["city"] = "Bern"
     assert form.arguments(state) == {"city": "Bern"}
+
+
+def test_durations_read_in_ms_then_seconds() -> None:
+    assert duration_words(None) == "…"
+    assert duration_words(17.4) == "17 ms"
+    assert duration_words(6665) == "6.7 s"
+    assert duration_words(61_000) == "61.0 s"

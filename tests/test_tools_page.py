@@ -12,7 +12,7 @@ import pytest
 from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
-from tests.fixtures.mcp import StdioServer
+from tests.fixtures.mcp import StdioServer, free_port
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "tools.py")
 TIMEOUT = 60
@@ -157,8 +157,26 @@ def test_a_connection_failure_is_shown_in_words_with_the_servers_stderr(
     assert "Traceback" not in errors
 
 
+def test_an_unreachable_url_is_reported_in_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, address: Any
+) -> None:
+    port = free_port()  # nothing listens there
+    at = _page(tmp_path, monkeypatch, {"mcpServers": {}})
+    at.text_input(key="tools-add-name").input("gone")
+    at.text_input(key="tools-add-url").input(f"http://127.0.0.1:{port}/mcp")
+    at.button(key="tools-add-connect").click().run()
+    assert not at.exception, at.exception
+    errors = "\n".join(error.value for error in at.error)
+    assert "Could not connect to **gone**" in errors and f"127.0.0.1:{port}" in errors
+    assert "gone" not in at.session_state["mcp_clients"]
+
+
 def test_get_sum_form_call_and_result(connected: AppTest) -> None:
+    """SP-009 and SP-010 on the page: every listed tool is offered, get-sum is called from its form."""
     at = connected
+    listed = at.session_state["mcp_clients"]["everything"].list_tools()
+    assert f"**{len(listed)} tools**" in _texts(at)
+    assert at.radio(key="tools-tool:everything").options == [tool.display_name for tool in listed]
     _choose_tool(at, "get-sum")
     a, b = _field(at, "get-sum", "a"), _field(at, "get-sum", "b")
     assert a.label == "a \\*" and b.label == "b \\*", "required fields are marked"

@@ -233,3 +233,10 @@ def annotation_badges(annotations: Mapping[str, Any] | None) -> list[str]:
     if hints.get("openWorldHint") is True:
         badges.append("open-world")
     return badges
+
+
+def duration_words(duration_ms: float | None) -> str:
+    """How long a call took, as a person reads it: "17 ms", "6.7 s"; "…" while it runs."""
+    if duration_ms is None:
+        return "…"
+    return f"{duration_ms:,.0f} ms" if duration_ms < 1000 else f"{duration_ms / 1000:,.1f} s"
