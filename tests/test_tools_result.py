@@ -87,7 +87,8 @@ def test_every_content_kind_is_drawn() -> None:
     assert at.get("download_button"), "a binary resource can be downloaded"
     warnings = [element.value for element in at.warning]
     assert warnings == [
-        "The structured content does not match the tool's output schema: total: 'three' is not of type 'integer'"
+        "The structured content does not match the tool's output schema: "
+        "total: 'three' is not of type 'integer'"
     ]
     assert "s` · `t` · 1.2 s" in captions
 
