@@ -14,7 +14,7 @@ from yiem.tool_calls import describe_error, prompt_input_schema
 
 
 def _listing(client: McpClient, server: str, what: str) -> list[Any] | None:
-    """A cached list of resources or prompts, or None (with the reason shown) when the server has none."""
+    """A cached list of resources or prompts, or None (with the reason shown) when there are none."""
     if what not in client.capabilities:
         st.caption(f"{server} offers no {what}.")
         return None
@@ -27,15 +27,15 @@ def _listing(client: McpClient, server: str, what: str) -> list[Any] | None:
         except McpError as error:
             st.error(f"Listing {what} failed: {describe_error(error)}")
             return None
+    if not cache[(server, what)]:
+        st.caption(f"The server lists no {what}.")
+        return None
     return cache[(server, what)]
 
 
 def draw_resources(client: McpClient, server: str) -> None:
     resources = _listing(client, server, "resources")
-    if resources is None:
-        return
     if not resources:
-        st.caption("The server lists no resources.")
         return
     query = st.text_input("Search resources", key="tools-resource-search", placeholder="name or URI")
     shown = [r for r in resources if query.lower() in f"{r.name} {r.title or ''} {r.uri}".lower()]
@@ -71,10 +71,7 @@ def draw_resources(client: McpClient, server: str) -> None:
 
 def draw_prompts(client: McpClient, server: str) -> None:
     prompts = _listing(client, server, "prompts")
-    if prompts is None:
-        return
     if not prompts:
-        st.caption("The server lists no prompts.")
         return
     by_name = {prompt.name: prompt for prompt in prompts}
     name = st.selectbox(
