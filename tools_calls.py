@@ -178,7 +178,7 @@ def _draw_tool(server: str, client: McpClient, tool: McpTool) -> None:
     last: CallRecord | None = session.get(LAST, {}).get((server, tool.name))
     if last is not None and run is None:
         st.markdown("**Result**")
-        draw_record(last, tool.output_schema, key=f"result-{last.id}")
+        draw_record(last, tool.output_schema, key=f"result-{last.id}", read=client.read_resource)
 
 
 def _use_in_chat_toggle(server: str, tool: McpTool) -> None:
@@ -276,7 +276,9 @@ def draw_history() -> None:
                 args=(record,),
                 icon=":material/replay:",
             )
-            draw_record(record, None, key=f"history-{record.id}")
+            client = connection.clients().get(record.server)
+            read = client.read_resource if client is not None else None
+            draw_record(record, None, key=f"history-{record.id}", read=read)
 
 
 def _failed(record: CallRecord) -> bool:

@@ -6,6 +6,7 @@ import base64
 import binascii
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
@@ -15,11 +16,12 @@ from yiem.mcp import (
     CallToolResult,
     EmbeddedResourceBlock,
     ImageBlock,
+    McpError,
     ResourceContents,
     ResourceLinkBlock,
     TextBlock,
 )
-from yiem.tool_calls import CallRecord, CallStatus, check_structured_content, duration_words
+from yiem.tool_calls import CallRecord, CallStatus, check_structured_content, describe_error, duration_words
 
 
 def decode_base64(data: str) -> bytes | None:
@@ -70,7 +72,10 @@ def draw_resource_contents(contents: ResourceContents, key: str) -> None:
     if data is None:
         st.error("The resource's data is not valid base64.")
         return
-    if mime.startswith("image/"):
+    text = _as_text(data, mime)
+    if text is not None:
+        draw_text(text)
+    elif mime.startswith("image/"):
         draw_image(contents.blob, mime, contents.uri)
     elif mime.startswith("audio/"):
         st.audio(data, format=mime)
@@ -80,11 +85,52 @@ def draw_resource_contents(contents: ResourceContents, key: str) -> None:
     st.download_button("Download", data, file_name=name, mime=mime or None, key=f"{key}-download")
 
 
+def _as_text(data: bytes, mime: str) -> str | None:
+    # Servers send text as a blob too; showing it beats offering a download.
+    if not (mime.startswith("text/") or mime in ("application/json", "application/xml")):
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 def _language(mime: str) -> str | None:
     return {"application/json": "json", "text/html": "html", "text/x-python": "python"}.get(mime)
 
 
-def draw_result(result: CallToolResult, output_schema: dict[str, Any] | None, key: str) -> None:
+ReadResource = Callable[[str], list[ResourceContents]]
+
+
+def _draw_link(block: ResourceLinkBlock, key: str, read: ReadResource | None) -> None:
+    title = block.title or block.name or block.uri
+    details = " · ".join(part for part in (block.mime_type, _size(block.size)) if part)
+    st.markdown(f":material/link: **{title}** — `{block.uri}`" + (f" · {details}" if details else ""))
+    if block.description:
+        st.caption(block.description)
+    if read is None:
+        return
+    opened: dict[str, list[ResourceContents] | str] = st.session_state.setdefault("tools-opened-links", {})
+    if key not in opened:
+        if st.button("Open", key=f"{key}-open", icon=":material/open_in_new:"):
+            try:
+                opened[key] = read(block.uri)
+            except McpError as error:
+                opened[key] = describe_error(error)
+            st.rerun()
+        return
+    found = opened[key]
+    if isinstance(found, str):
+        st.error(found)
+        return
+    for index, contents in enumerate(found):
+        with st.container(border=True):
+            draw_resource_contents(contents, f"{key}-{index}")
+
+
+def draw_result(
+    result: CallToolResult, output_schema: dict[str, Any] | None, key: str, read: ReadResource | None = None
+) -> None:
     """The blocks of a result in order; an error result in an error box."""
     box = st.container(border=True)
     with box:
@@ -106,13 +152,7 @@ def draw_result(result: CallToolResult, output_schema: dict[str, Any] | None, ke
                 else:
                     st.audio(data, format=block.mime_type)
             elif isinstance(block, ResourceLinkBlock):
-                title = block.title or block.name or block.uri
-                details = " · ".join(part for part in (block.mime_type, _size(block.size)) if part)
-                st.markdown(
-                    f":material/link: **{title}** — `{block.uri}`" + (f" · {details}" if details else "")
-                )
-                if block.description:
-                    st.caption(block.description)
+                _draw_link(block, block_key, read)
             elif isinstance(block, EmbeddedResourceBlock):
                 with st.expander(
                     f"Resource {block.resource.uri}", expanded=True, icon=":material/description:"
@@ -137,7 +177,9 @@ def _size(size: int | None) -> str:
     return f"{size:,} bytes" if size is not None else ""
 
 
-def draw_record(record: CallRecord, output_schema: dict[str, Any] | None, key: str) -> None:
+def draw_record(
+    record: CallRecord, output_schema: dict[str, Any] | None, key: str, read: ReadResource | None = None
+) -> None:
     """A finished call: its result or error, how long it took, and the raw exchange one click away."""
     took = duration_words(record.duration_ms)
     if record.status == CallStatus.CANCELLED:
@@ -146,7 +188,7 @@ def draw_record(record: CallRecord, output_schema: dict[str, Any] | None, key: s
         st.error(record.error or "The call failed.", icon=":material/error:")
     result = record.result
     if result is not None:
-        draw_result(result, output_schema, key)
+        draw_result(result, output_schema, key, read)
     st.caption(f"`{record.server}` · `{record.tool}` · {took}")
     with st.expander("Raw request and response", icon=":material/data_object:"):
         st.markdown("**Request**")

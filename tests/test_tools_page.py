@@ -219,6 +219,25 @@ def test_an_image_result_is_drawn(connected: AppTest) -> None:
     assert not at.error
 
 
+def test_a_resource_link_in_a_result_opens_in_place(connected: AppTest) -> None:
+    at = connected
+    _choose_tool(at, "get-resource-links")
+    _field(at, "get-resource-links", "count").set_value(2.0)
+    _call(at)
+    result = at.session_state["tools-history"][-1].result
+    links = [block for block in result.content if block.type == "resource_link"]
+    assert len(links) == 2
+    opens = [button for button in at.button if button.label == "Open"]
+    assert len(opens) == 2
+    opens[0].click().run()
+    assert not at.exception, at.exception
+    assert not [button for button in at.button if button.label == "Open" and button.key == opens[0].key]
+    shown = "\n".join(element.value for element in [*at.markdown, *at.caption])
+    assert f"`{links[0].uri}`" in shown
+    # The first link is a text/plain blob: shown as its text, not as bytes to download.
+    assert "Resource 1: This is a base64 blob created at" in shown
+
+
 def test_structured_content_is_checked_against_the_output_schema(connected: AppTest) -> None:
     at = connected
     _choose_tool(at, "get-structured-content")
