@@ -156,7 +156,8 @@ st.title("Costs")
 url = database_url()
 engine = store_engine(url)
 
-if usage.data_range(engine) is None:
+stored = usage.data_range(engine)
+if stored is None:
     empty_state(engine)
     st.stop()
 
@@ -202,7 +203,7 @@ models = filters[1].multiselect(
 
 try:
     if period == "all":
-        start_ms, end_ms = usage.data_range(engine) or (0, now_ms)
+        start_ms, end_ms = stored
     else:
         start_ms, end_ms = usage.period_range(period, tz, now_ms, dates)
     base = usage.UsageFilter(

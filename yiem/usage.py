@@ -361,11 +361,17 @@ def _local_bucket(tz: str, start_ms: int, end_ms: int, size_ms: int) -> ColumnEl
 
 def data_range(engine: Engine, flt: UsageFilter | None = None) -> tuple[int, int] | None:
     """Epoch ms of the first and just after the last usage row (under `flt`), or None with none."""
-    condition = flt.where() if flt is not None else true()
+    created = usage.c.created_ms
+    # Two scalar subqueries without a WHERE: each is one index seek on SQLite and PostgreSQL alike;
+    # min and max over a filtered range read the whole range.
+    first = select(func.min(created)).scalar_subquery()
+    last = select(func.max(created)).scalar_subquery()
+    if flt is not None:
+        first, last = (
+            select(agg(created)).where(flt.where()).scalar_subquery() for agg in (func.min, func.max)
+        )
     with engine.connect() as conn:
-        low, high = conn.execute(
-            select(func.min(usage.c.created_ms), func.max(usage.c.created_ms)).where(condition)
-        ).one()
+        low, high = conn.execute(select(first, last)).one()
     return None if low is None else (int(low), int(high) + 1)
 
 
@@ -488,10 +494,25 @@ def top_conversations(engine: Engine, flt: UsageFilter, limit: int = 10) -> list
 
 
 def filter_options(engine: Engine) -> list[tuple[str, str]]:
-    """Every (provider, model) pair the store has usage for, sorted."""
-    query = select(usage.c.provider, usage.c.model).group_by(usage.c.provider, usage.c.model)
+    """Every (provider, model) pair the store has usage for, sorted.
+
+    A skip scan over the (provider, model) index: a couple of seeks per distinct pair instead of
+    reading one index entry per request. (A row-value `(provider, model) > (?, ?)` would seek on
+    the provider only and then walk every request of it.)
+    """
+    c = usage.c
+    first = select(c.provider, c.model).order_by(c.provider, c.model).limit(1)
+    found: list[tuple[str, str]] = []
     with engine.connect() as conn:
-        return sorted((r.provider, r.model) for r in conn.execute(query))
+        row = conn.execute(first).first()
+        while row is not None:
+            found.append((row.provider, row.model))
+            same_provider = first.where(c.provider == row.provider, c.model > row.model)
+            row = (
+                conn.execute(same_provider).first()
+                or conn.execute(first.where(c.provider > row.provider)).first()
+            )
+    return found
 
 
 def conversation_titles(engine: Engine, ids: Iterable[str]) -> dict[str, str]:
