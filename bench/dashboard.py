@@ -43,16 +43,15 @@ def sql_page(engine: Engine, flt: usage.UsageFilter) -> dict[str, Any]:
     """What pages/costs.py asks of yiem.usage for one view."""
     usage.data_range(engine)
     options = usage.filter_options(engine)
-    top = usage.top_conversations(engine, flt, limit=50)
-    summary = usage.summarize(engine, flt, TZ)
-    change = usage.headline(engine, flt)
+    data = usage.dashboard(engine, flt, TZ)
+    change = data.headline
     return {
         "requests": change.current.totals.requests,
         "cost": change.current.totals.cost_total,
         "previous_requests": change.previous.totals.requests if change.previous else 0,
         "median_latency": change.current.median_latency_ms,
-        "cube_rows": len(summary.rows),
-        "top": [r.conversation_id for r in top[:5]],
+        "cube_rows": len(data.summary.rows),
+        "top": [r.conversation_id for r in data.top_conversations[:5]],
         "options": len(options),
     }
 

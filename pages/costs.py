@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -130,26 +131,30 @@ def empty_state(engine: Engine) -> None:
         st.rerun()
 
 
-def choose_conversation(engine: Engine, top: list[usage.BreakdownRow]) -> str | None:
-    """The conversation filter, kept in the URL as `?conversation=ID` (bound by hand: ids are open)."""
-    current = st.query_params.get("conversation")
-    options: list[str] = [r.conversation_id for r in top if r.conversation_id]
-    if current and current not in options:
-        options.insert(0, current)
-    titles = usage.conversation_titles(engine, options)
-    chosen = st.selectbox(
+def remember_conversation() -> None:
+    """Keep the picked conversation in the URL (`?conversation=ID`) before the page reruns."""
+    picked = st.session_state["conversation_pick"]
+    if picked is None:
+        st.query_params.pop("conversation", None)
+    else:
+        st.query_params["conversation"] = picked
+
+
+def choose_conversation(engine: Engine, top: list[usage.BreakdownRow], current: str | None) -> None:
+    """The conversation filter, bound to the URL by hand: its choices change with the period."""
+    options: list[str | None] = [None, *(r.conversation_id for r in top if r.conversation_id)]
+    if current not in options:
+        options.insert(1, current)
+    titles = usage.conversation_titles(engine, [cid for cid in options if cid])
+    st.selectbox(
         "Conversation",
-        [None, *options],
-        index=([None, *options].index(current) if current else 0),
+        options,
+        index=options.index(current),
         format_func=lambda cid: "All conversations" if cid is None else titles.get(cid, cid),
         help="The 50 most expensive conversations in the period",
+        key="conversation_pick",
+        on_change=remember_conversation,
     )
-    if chosen != current:
-        if chosen is None:
-            del st.query_params["conversation"]
-        else:
-            st.query_params["conversation"] = chosen
-    return chosen
 
 
 st.title("Costs")
@@ -213,19 +218,12 @@ except usage.UsageFilterError as error:
     st.error(str(error))
     st.stop()
 
-top_in_period = usage.top_conversations(engine, base, limit=50)
+conversation = st.query_params.get("conversation") or None
+flt = replace(base, conversation_id=conversation)
+data = usage.dashboard(engine, flt, tz, top_filter=base)
+summary, change, top_in_period = data.summary, data.headline, data.top_conversations
 with filters[2]:
-    conversation = choose_conversation(engine, top_in_period)
-flt = usage.UsageFilter(
-    start_ms=base.start_ms,
-    end_ms=base.end_ms,
-    providers=base.providers,
-    models=base.models,
-    conversation_id=conversation,
-)
-
-summary = usage.summarize(engine, flt, tz)
-change = usage.headline(engine, flt)
+    choose_conversation(engine, top_in_period, conversation)
 now = change.current.totals
 
 if now.requests == 0:

@@ -81,9 +81,16 @@ def test_conversation_filter_is_shared_by_url(known_usage: Engine, costs_page: A
     costs_page.query_params["conversation"] = "conv-a"
     page = paris_view(costs_page)
     assert not page.exception
-    assert page.selectbox[2].value == "conv-a"
+    assert page.selectbox(key="conversation_pick").value == "conv-a"
     assert metrics(page)["Requests"][0] == "2"
     assert metrics(page)["Total cost"][0] == "$0.0360"
+    page.selectbox(key="conversation_pick").select("conv-b").run()
+    assert page.query_params["conversation"] in ("conv-b", ["conv-b"])
+    assert metrics(page)["Requests"][0] == "1"
+    assert metrics(page)["Total cost"][0] == "unknown"  # conv-b used only the local model
+    page.selectbox(key="conversation_pick").select_index(0).run()
+    assert "conversation" not in page.query_params
+    assert metrics(page)["Requests"][0] == "4"
 
 
 def test_empty_store_offers_demo_data(costs_page: Any) -> None:

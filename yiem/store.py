@@ -123,6 +123,22 @@ usage = Table(
         "ttft_ms",
     ),
     Index("ix_usage_provider_model", "provider", "model"),  # the page's filter choices
+    # The top conversations: read in conversation order, SQLite groups them as it goes instead of
+    # sorting every request of the period (yiem.usage.top_conversations asks for this index).
+    Index(
+        "ix_usage_conversation_totals",
+        "conversation_id",
+        "created_ms",
+        "provider",
+        "model",
+        "stop_reason",
+        "price_known",
+        "cost_total",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
+    ),
 )
 
 schema_version = Table(
