@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -101,16 +102,16 @@ def draw_form(form: ToolForm, keys: FormKeys) -> None:
             session[keys.raw_text] = format_raw_json(form.partial_arguments(_state_from_widgets(form, keys)))
         st.text_area("Arguments (JSON)", key=keys.raw_text, height=220)
         for message in errors.values():
-            st.error(message)
+            st.error(_plain(message))
         return
     if not form.fields:
         st.caption("This tool takes no arguments.")
     for field in form.fields:
-        _draw_field(field, keys)
+        _draw_field(form, field, keys)
         if field.name in errors:
-            st.error(errors[field.name])
+            st.error(_plain(errors[field.name]))
     if "" in errors:
-        st.error(errors[""])
+        st.error(_plain(errors[""]))
     extra = session.get(keys.extra) or {}
     if extra:
         st.caption(f"Also sent (from the JSON editor): {', '.join(sorted(extra))}")
@@ -135,7 +136,7 @@ def _help(field: FormField) -> str | None:
     return "\n\n".join(notes) or None
 
 
-def _draw_field(field: FormField, keys: FormKeys) -> None:
+def _draw_field(form: ToolForm, field: FormField, keys: FormKeys) -> None:
     key = keys.value(field.name)
     label, help_text = _label(field), _help(field)
     null_key = keys.null(field.name)
@@ -194,9 +195,20 @@ def _draw_field(field: FormField, keys: FormKeys) -> None:
             st.text_area(
                 label, key=key, help=help_text, disabled=is_null, height=100, placeholder=_json_hint(field)
             )
+            problem = None if is_null else form.field_error(field.name, st.session_state.get(key))
+            if problem:
+                st.caption(f":red[:material/error: {_plain(problem)}]")
     if columns:
         with columns[1]:
             st.checkbox("null", key=null_key, help="Send null for this argument.")
+
+
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>#|~$])")
+
+
+def _plain(text: str) -> str:
+    """Text shown literally inside Markdown (schema messages hold brackets and quotes)."""
+    return _MARKDOWN.sub(r"\\\1", text)
 
 
 def _option_words(value: Any) -> str:

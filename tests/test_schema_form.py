@@ -388,3 +388,16 @@ def test_any_valid_values_survive_the_raw_json_round_trip(
         form = ToolForm(schema)
         state = form.state_from_arguments(parse_raw_json(format_raw_json(arguments)))
         assert form.arguments(state) == arguments
+
+
+def test_one_json_field_is_checked_on_its_own() -> None:
+    form = ToolForm(REFS)
+    assert form.field_error("origin", '{"x": 1, "y": 2}') is None
+    assert form.field_error("origin", "") is None, "empty is not an error until the call"
+    assert form.field_error("origin", '{"x": 1}') == "'y' is a required property"
+    assert form.field_error("origin", '{"x": 1,').startswith("Not valid JSON: ")
+    assert form.field_error("tree", '{"value": 1, "children": [{"value": "two"}]}') == (
+        "children/0/value: 'two' is not of type 'integer'"
+    )
+    assert form.field_error("count", "-1") == "-1 is less than the minimum of 0"
+    assert form.field_error("no-such-field", "{}") is None

@@ -217,6 +217,23 @@ class ToolForm:
                 arguments[field.name] = value
         return arguments
 
+    def field_error(self, name: str, value: Any) -> str | None:
+        """What is wrong with one field's widget value on its own (for live checks), or None."""
+        field = next((field for field in self.fields if field.name == name), None)
+        if field is None:
+            return None
+        try:
+            argument = argument_value(field, value)
+        except ValueError as error:
+            return str(error)
+        if argument is _OMIT:
+            return None
+        try:
+            self.validate({name: argument})
+        except FormValueError as error:
+            return error.field_errors.get(name)
+        return None
+
     def validate(self, arguments: Mapping[str, Any]) -> None:
         """Check arguments against the whole schema; errors are reported per top-level field."""
         validator_class = jsonschema.validators.validator_for(
