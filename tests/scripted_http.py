@@ -81,6 +81,7 @@ class ScriptedServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # as uvicorn and llama.cpp do
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

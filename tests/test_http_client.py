@@ -168,9 +168,9 @@ def test_stream_that_ends_cleanly_but_early_is_incomplete(scripted_server: Scrip
 
 def test_read_timeout_mid_stream_says_so(scripted_server: ScriptedServer) -> None:
     scripted_server.script(sse_reply([openai_chunk({"content": "slow"}), openai_chunk({}, "stop")], delay=30))
-    _, message = _run(OpenAIChatClient(scripted_server.url + "/v1", timeout=httpx.Timeout(10, read=1.5)))
+    _, message = _run(OpenAIChatClient(scripted_server.url + "/v1", timeout=httpx.Timeout(10, read=3)))
     assert message.stop_reason == "error" and message.text == "slow"
-    assert "no data arrived for 1.5 s" in message.error_message
+    assert "no data arrived for 3 s" in message.error_message
 
 
 def test_abort_mid_stream_closes_the_connection(scripted_server: ScriptedServer) -> None:
@@ -195,11 +195,16 @@ def test_abort_while_waiting_for_headers(scripted_server: ScriptedServer) -> Non
         Reply(delay_headers=30, headers={"Content-Type": "text/event-stream"}, chunks=[b""]),
     )
     signal = AbortSignal()
-    timer = threading.Timer(0.2, signal.abort)
-    timer.start()
+
+    def abort_once_the_server_has_the_request() -> None:
+        while not scripted_server.requests:
+            signal.wait(0.01)
+        signal.abort()
+
+    threading.Thread(target=abort_once_the_server_has_the_request, daemon=True).start()
     _, message = _run(OpenAIChatClient(scripted_server.url + "/v1"), signal)
-    timer.cancel()
     assert message.stop_reason == "aborted" and message.content == []
+    assert len(scripted_server.requests) == 1
 
 
 def test_abort_before_start_sends_nothing(scripted_server: ScriptedServer) -> None:
@@ -211,12 +216,15 @@ def test_abort_before_start_sends_nothing(scripted_server: ScriptedServer) -> No
 
 
 def test_abort_during_backoff_stops_waiting(scripted_server: ScriptedServer) -> None:
+    """SP-022: the backoff wait ends as soon as another thread aborts."""
+
+    class AbortWhileWaiting(AbortSignal):
+        def wait(self, timeout: float | None = None) -> bool:
+            threading.Timer(0.05, self.abort).start()
+            return super().wait(timeout)
+
     scripted_server.script(json_reply({"error": "busy"}, 503, headers={"Retry-After": "20"}))
-    signal = AbortSignal()
-    timer = threading.Timer(0.2, signal.abort)
-    timer.start()
-    _, message = _run(OpenAIChatClient(scripted_server.url + "/v1"), signal)
-    timer.cancel()
+    _, message = _run(OpenAIChatClient(scripted_server.url + "/v1"), AbortWhileWaiting())
     assert message.stop_reason == "aborted"
     assert len(scripted_server.requests) == 1
 

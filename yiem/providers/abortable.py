@@ -61,7 +61,10 @@ class _TrackingBackend(httpcore.NetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.NetworkStream:
-        stream = self._inner.connect_tcp(host, port, timeout, local_address, socket_options)
+        # A request leaves as two writes (headers, body); with Nagle's algorithm on, the body
+        # can wait for the server's delayed ACK of the headers (up to 40 ms on Linux).
+        options = [*(socket_options or ()), (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+        stream = self._inner.connect_tcp(host, port, timeout, local_address, options)
         return _TrackedStream(stream, self._registry)
 
     def connect_unix_socket(

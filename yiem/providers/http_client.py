@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 from abc import ABC, abstractmethod
@@ -330,8 +331,14 @@ class HttpLlmClient(ABC):
         content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         try:
             if content_type == "text/event-stream":
-                yield from self.read_events(EventSource(response).iter_sse(), builder)
+                events = EventSource(response).iter_sse()
+                yield from self.read_events(events, builder)
                 complete = builder.complete
+                if complete:
+                    # Read the few bytes after the end marker so the connection can be reused;
+                    # a server that keeps talking past it just loses its connection.
+                    for _extra in itertools.islice(events, 16):
+                        pass
             elif content_type.endswith("json"):
                 # Some servers ignore `stream: true` and answer with one JSON body; that is fine.
                 raw = response.read()
