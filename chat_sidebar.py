@@ -57,7 +57,7 @@ def _conversation_row(chat: ChatSession, conversation: Conversation) -> None:
         conversation.title or "Untitled",
         key=f"open-{conversation.id}",
         type="primary" if current else "tertiary",
-        use_container_width=True,
+        width="stretch",
     ):
         _switch(chat, conversation.id)
         st.rerun()
@@ -115,7 +115,7 @@ def _files(chat: ChatSession) -> None:
 def draw(chat: ChatSession) -> None:
     """Draw the whole sidebar for the Chat page."""
     with st.sidebar:
-        if st.button("New chat", icon=":material/add:", key="new-chat", use_container_width=True):
+        if st.button("New chat", icon=":material/add:", key="new-chat", width="stretch"):
             _switch(chat, None)
             st.rerun()
         search = st.text_input(
