@@ -28,6 +28,7 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy yiem
+	$(VENV)/bin/mypy app.py bootstrap.py chat_agent.py chat_settings.py chat_sidebar.py pages/chat.py
 
 pytest: setup-test
 	$(PY) -m pytest
