@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from yiem.llm import StreamDone, TextDelta
 from yiem.providers import OpenAIChatClient
-from yiem.types import AgentContext, LlmModel, TextContent, UserMessage
+from yiem.types import AbortSignal, AgentContext, LlmModel, TextContent, UserMessage
 
 
 def stream_body(chunks: int) -> list[bytes]:
@@ -61,6 +61,9 @@ def start_server(chunks: int) -> ThreadingHTTPServer:
 
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self.path.endswith("/endless/chat/completions"):
+                self._endless()
+                return
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Transfer-Encoding", "chunked")
@@ -70,6 +73,20 @@ def start_server(chunks: int) -> ThreadingHTTPServer:
                 self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
+
+        def _endless(self) -> None:
+            # A reply that never ends (a chunk every 10 ms) until the client hangs up.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            try:
+                while True:
+                    self.wfile.write(framed[1])
+                    self.wfile.flush()
+                    time.sleep(0.01)
+            except OSError:
+                self.close_connection = True
 
     class Server(ThreadingHTTPServer):
         daemon_threads = True
@@ -133,11 +150,39 @@ def sdk_runner(base_url: str) -> Callable[[], Sample]:
     return run
 
 
+def abort_latency(base_url: str) -> float:
+    """Seconds from `abort()` in another thread to the StreamDone of a stream that never ends."""
+    client = OpenAIChatClient(base_url + "/endless", api_key="bench")
+    model = LlmModel(id="bench", provider="bench")
+    context = AgentContext(messages=[UserMessage(content=[TextContent(text="Go on forever.")])])
+    signal = AbortSignal()
+    aborted_at: list[float] = []
+
+    def abort() -> None:
+        aborted_at.append(time.perf_counter())
+        signal.abort("bench")
+
+    deltas = 0
+    done = 0.0
+    for event in client.stream(model, context, signal):
+        if isinstance(event, TextDelta):
+            deltas += 1
+            if deltas == 5:
+                # Fire between two chunks, while the reader is blocked waiting for the next one.
+                threading.Timer(0.005, abort).start()
+        elif isinstance(event, StreamDone):
+            assert event.message.stop_reason == "aborted"
+            done = time.perf_counter()
+    client.close()
+    return done - aborted_at[0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--chunks", type=int, default=100)
     parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--aborts", type=int, default=20)
     args = parser.parse_args()
 
     server = start_server(args.chunks)
@@ -152,6 +197,7 @@ def main() -> None:
         order = list(runners) if index % 2 == 0 else list(reversed(runners))
         for name in order:
             samples[name].append(runners[name]())
+    aborts = [abort_latency(base_url) * 1000 for _ in range(args.aborts)]
     server.shutdown()
 
     def median_ms(name: str, part: int) -> float:
@@ -163,6 +209,11 @@ def main() -> None:
     for label, part in (("total per completion (median)", 0), ("time to first token (median)", 1)):
         ours, theirs = median_ms("yiem", part), median_ms("openai", part)
         print(f"| {label} | {ours:.2f} ms | {theirs:.2f} ms | {ours / theirs:.2f} |")
+    if aborts:
+        print(
+            f"abort to StreamDone, {len(aborts)} streams: median {statistics.median(aborts):.2f} ms, "
+            f"max {max(aborts):.2f} ms"
+        )
 
 
 if __name__ == "__main__":

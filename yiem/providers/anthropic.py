@@ -6,19 +6,16 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import httpx
 from httpx_sse import ServerSentEvent
 
 from yiem.llm import GenerationOptions, StreamEvent
 from yiem.providers.http_client import (
-    DEFAULT_TIMEOUT,
     HttpLlmClient,
     HttpRequest,
     ProviderStreamError,
     provider_error_text,
 )
 from yiem.providers.message_builder import MessageBuilder
-from yiem.providers.retry import RetryPolicy
 from yiem.types import (
     AgentContext,
     AgentMessage,
@@ -125,36 +122,12 @@ def anthropic_usage(usage: dict[str, Any], previous: LlmUsage | None = None) -> 
 class AnthropicClient(HttpLlmClient):
     """Anthropic's Messages API (also served by llama.cpp's `/v1/messages`).
 
-    `base_url` is the root without `/v1` (`https://api.anthropic.com`).
+    `base_url` is the root without `/v1`; when None, the model's own, else `https://api.anthropic.com`.
     """
 
     provider_name = "anthropic"
     api = "anthropic-messages"
-
-    def __init__(
-        self,
-        base_url: str | None = "https://api.anthropic.com",
-        api_key: str | None = None,
-        headers: dict[str, str] | None = None,
-        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
-        retry: RetryPolicy | None = None,
-        *,
-        streaming: bool = True,
-        provider: str | None = None,
-        extra_body: dict[str, Any] | None = None,
-        http_client: httpx.Client | None = None,
-    ) -> None:
-        super().__init__(
-            base_url,
-            api_key,
-            headers,
-            timeout,
-            retry,
-            streaming=streaming,
-            provider=provider,
-            extra_body=extra_body,
-            http_client=http_client,
-        )
+    default_base_url = "https://api.anthropic.com"
 
     def models_url(self, base_url: str) -> str:
         return f"{base_url}/v1/models"

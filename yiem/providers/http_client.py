@@ -90,6 +90,8 @@ class HttpLlmClient(ABC):
 
     provider_name = "provider"
     api: Api = "openai-completions"
+    # Used when neither the client nor the model names a base URL.
+    default_base_url = ""
 
     def __init__(
         self,
@@ -179,7 +181,7 @@ class HttpLlmClient(ABC):
 
     def list_models(self, base_url: str | None = None) -> list[str]:
         """The model ids the server offers; raises ModelListError with a message a user can act on."""
-        base = (base_url or self.base_url or "").rstrip("/")
+        base = (base_url or self.base_url or self.default_base_url).rstrip("/")
         if not base:
             raise ModelListError("No base URL is set, so there is no server to ask for its models.")
         url = self.models_url(base)
@@ -216,7 +218,7 @@ class HttpLlmClient(ABC):
     # --- internals -----------------------------------------------------------------------------
 
     def _base(self, model: LlmModel) -> str:
-        return (self.base_url or model.base_url).rstrip("/")
+        return (self.base_url or model.base_url or self.default_base_url).rstrip("/")
 
     def _where(self, model: LlmModel) -> str:
         return f"{model.provider or self.provider_name} ({self._base(model) or 'no base URL'})"
