@@ -93,8 +93,10 @@ def _tool_list(server: str, tools: list[McpTool]) -> list[McpTool]:
     header, refresh = st.columns([3, 1], vertical_alignment="center")
     header.markdown(f"**{len(tools)} tools**")
     if refresh.button("", icon=":material/refresh:", key="tools-refresh", help="List the tools again"):
-        connection.refresh_tools(server)
-        st.rerun()
+        problem = connection.refresh_tools(server)
+        if problem is None:
+            st.rerun()
+        st.error(f"Listing the tools failed: {problem}")
     shown = tools
     if len(tools) > _SEARCH_FROM:
         query = st.text_input("Search tools", key="tools-search", placeholder="name or description").lower()
@@ -238,7 +240,11 @@ def _replay(record: CallRecord) -> None:
     session[connection.SERVER_KEY] = record.server
     session[_tool_key(record.server)] = record.tool
     session["tools-tab"] = "Tools"
-    tool = next((t for t in connection.cached_tools(record.server) if t.name == record.tool), None)
+    try:
+        tool = next((t for t in connection.cached_tools(record.server) if t.name == record.tool), None)
+    except McpError as error:
+        session["tools-history-error"] = f"Replaying needs {record.server}'s tools: {describe_error(error)}"
+        return
     if tool is not None:
         load_arguments(_form_for(tool)[0], _form_keys(record.server, record.tool), record.arguments)
     if session.get(RUN) is None:

@@ -91,8 +91,12 @@ def connect(name: str, entry: McpServerConfig) -> bool:
 
 def disconnect(name: str) -> None:
     """Close the session, drop its tools from the registry and from the chat's tools."""
+    try:
+        tools = cached_tools(name)
+    except McpError:  # a dead server still disconnects; its tools leave the chat below anyway
+        tools = []
+    chat_names = {chat_tool_name(registry().tools, name, tool.name) for tool in tools}
     client = clients().pop(name, None)
-    chat_names = {chat_tool_name(registry().tools, name, tool.name) for tool in cached_tools(name)}
     registry().remove_mcp_server(name)
     st.session_state["enabled_tools"] = enabled_tools() - chat_names
     st.session_state.get(_PINGS, {}).pop(name, None)
@@ -109,10 +113,15 @@ def cached_tools(server: str) -> list[McpTool]:
     return lists.get(server, [])
 
 
-def refresh_tools(server: str) -> None:
+def refresh_tools(server: str) -> str | None:
+    """List the server's tools again (here and in the chat's registry); the failure in words, if any."""
     st.session_state.setdefault(TOOL_LISTS, {}).pop(server, None)
-    if server in registry().servers:
-        registry().refresh(server)
+    try:
+        if server in registry().servers:
+            registry().refresh(server)
+    except McpError as error:
+        return describe_error(error)
+    return None
 
 
 def draw_connection_panel() -> str | None:

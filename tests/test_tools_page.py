@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -290,6 +292,28 @@ def test_use_in_chat_sets_the_chat_agents_tools(connected: AppTest) -> None:
     assert "get-sum" in at.session_state["enabled_tools"]
     at.toggle(key="tools-use:get-sum").set_value(False).run()
     assert "get-sum" not in at.session_state["enabled_tools"]
+    at.toggle(key="tools-use:get-sum").set_value(True).run()
+    at.button(key="tools-disconnect").click().run()
+    assert "get-sum" not in at.session_state["enabled_tools"], "a disconnected server's tools leave the chat"
+
+
+def test_a_server_that_dies_is_reported_in_words_and_can_be_disconnected(connected: AppTest) -> None:
+    at = connected
+    _choose_tool(at, "get-sum")
+    client = at.session_state["mcp_clients"]["everything"]
+    os.kill(client.transport.pid, signal.SIGKILL)  # the server process this test started
+    at.button(key="tools-ping").click().run()
+    assert not at.exception, at.exception
+    assert any(caption.value.startswith("Ping no answer: ") for caption in at.caption)
+    _field(at, "get-sum", "a").set_value(1)
+    _field(at, "get-sum", "b").set_value(2)
+    _call(at)
+    record = at.session_state["tools-history"][-1]
+    assert record.status == "failed" and "MCP server" in (record.error or "")
+    assert record.error in [error.value for error in at.error]
+    at.button(key="tools-disconnect").click().run()
+    assert not at.exception, at.exception
+    assert "everything" not in at.session_state["mcp_clients"]
 
 
 def test_a_long_call_shows_progress_and_can_be_cancelled(connected: AppTest) -> None:
