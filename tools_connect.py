@@ -36,6 +36,7 @@ _ADDED = "tools-added-servers"  # servers typed in this session: name -> entry
 _CONNECT_ERRORS = "tools-connect-errors"
 _PINGS = "tools-pings"
 TOOL_LISTS = "tools-lists"
+_SAVE_PROBLEM = "tools-save-problem"
 
 
 def config_path() -> Path:
@@ -162,6 +163,8 @@ def draw_connection_panel() -> str | None:
         if problem and chosen not in clients():
             st.error(f"Could not connect to **{chosen}**:\n\n```\n{problem}\n```", icon=":material/error:")
 
+    if problem := st.session_state.pop(_SAVE_PROBLEM, None):
+        st.warning(problem)
     _draw_add_server(config, known, policy)
     chosen_name = st.session_state.get(SERVER_KEY)
     if chosen_name in clients():
@@ -236,19 +239,25 @@ def _add_server(name: str, stdio: bool, save: bool, known: dict[str, Any]) -> No
         return
     session[_ADDED][name] = entry
     if save:
-        try:
-            config, error = _load_config()
-            if error:
-                raise McpConfigError(error)
-            config.servers[name] = entry
-            save_mcp_config(config_path(), config)
-            st.toast(f"Saved {name} to {config_path()}.")
-        except (McpConfigError, OSError) as error:
-            st.error(f"The server was not saved: {error}")
+        session[_SAVE_PROBLEM] = _save(name, entry)
     session[SERVER_KEY] = name
     with st.spinner(f"Connecting to {name}…"):
         connect(name, entry)
     st.rerun()
+
+
+def _save(name: str, entry: McpServerConfig) -> str | None:
+    """Add the entry to mcp.json; why not, in words. A file that does not read is never overwritten."""
+    config, problem = _load_config()
+    if problem:
+        return f"The server was not saved: {problem}"
+    config.servers[name] = entry
+    try:
+        save_mcp_config(config_path(), config)
+    except OSError as error:
+        return f"The server was not saved to {config_path()}: {error.strerror or error}"
+    st.toast(f"Saved {name} to {config_path()}.")
+    return None
 
 
 def _draw_details(name: str, client: McpClient) -> None:

@@ -130,6 +130,30 @@ def test_add_server_from_the_form_saves_it_and_connects(
             client.close()
 
 
+def test_a_broken_mcp_json_is_reported_and_never_overwritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, everything_stdio: StdioServer, address: Any
+) -> None:
+    at = _page(tmp_path, monkeypatch, {"mcpServers": {}})
+    broken = '{"mcpServers": {"x": '
+    (tmp_path / "mcp.json").write_text(broken)
+    at.run()
+    assert any(error.value.startswith("mcp.json could not be read: ") for error in at.error)
+    at.radio(key="tools-add-kind").set_value("Command (stdio)").run()
+    at.text_input(key="tools-add-name").input("everything")
+    at.text_input(key="tools-add-command").input(everything_stdio.command)
+    at.text_input(key="tools-add-args").input(" ".join(everything_stdio.args))
+    at.checkbox(key="tools-add-save").check()
+    at.button(key="tools-add-connect").click().run()
+    try:
+        assert not at.exception, at.exception
+        assert any(warning.value.startswith("The server was not saved: ") for warning in at.warning)
+        assert (tmp_path / "mcp.json").read_text() == broken
+        assert "everything" in at.session_state["mcp_clients"], "it still connects for this session"
+    finally:
+        for client in at.session_state["mcp_clients"].values():
+            client.close()
+
+
 def test_typed_commands_are_refused_when_the_app_is_reachable_from_the_network(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, address: Any
 ) -> None:
