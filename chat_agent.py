@@ -34,10 +34,16 @@ def _client() -> tuple[LlmClient, LlmModel]:
     cached = st.session_state.get("yiem_client")
     if cached is not None and cached[0] == fingerprint:
         return cached[1], cached[2]
+    waiting = "Starting the local model…" if settings.provider == LOCAL else "Connecting…"
     try:
-        client, model = connect(settings)
+        with st.spinner(waiting):
+            client, model = connect(settings)
     except ConnectionSettingsError as error:
         raise ChatSetupError(str(error)) from error
+    if cached is not None:
+        close = getattr(cached[1], "close", None)  # the settings changed: free the old connections
+        if close is not None:
+            close()
     st.session_state["yiem_client"] = (fingerprint, client, model)
     return client, model
 
