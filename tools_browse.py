@@ -6,7 +6,7 @@ from typing import Any
 
 import streamlit as st
 
-from tools_form import FormKeys, draw_form, form_arguments
+from tools_form import FormKeys, draw_form, form_arguments, remember
 from tools_result import draw_image, draw_resource_contents, draw_text
 from yiem.mcp import EmbeddedResourceBlock, ImageBlock, McpClient, McpError, TextBlock
 from yiem.schema_form import ToolForm
@@ -37,6 +37,7 @@ def draw_resources(client: McpClient, server: str) -> None:
     resources = _listing(client, server, "resources")
     if not resources:
         return
+    remember("tools-resource-search")
     query = st.text_input("Search resources", key="tools-resource-search", placeholder="name or URI")
     shown = [r for r in resources if query.lower() in f"{r.name} {r.title or ''} {r.uri}".lower()]
     if not shown:
@@ -44,6 +45,9 @@ def draw_resources(client: McpClient, server: str) -> None:
         return
     uris = [resource.uri for resource in shown]
     by_uri = {resource.uri: resource for resource in shown}
+    remember(f"tools-resource:{server}")
+    if st.session_state.get(f"tools-resource:{server}") not in uris:
+        st.session_state[f"tools-resource:{server}"] = uris[0]
     uri = st.selectbox(
         f"Resource ({len(shown)} of {len(resources)})",
         uris,
@@ -74,6 +78,9 @@ def draw_prompts(client: McpClient, server: str) -> None:
     if not prompts:
         return
     by_name = {prompt.name: prompt for prompt in prompts}
+    remember(f"tools-prompt:{server}")
+    if st.session_state.get(f"tools-prompt:{server}") not in by_name:
+        st.session_state[f"tools-prompt:{server}"] = next(iter(by_name))
     name = st.selectbox(
         "Prompt",
         list(by_name),

@@ -7,7 +7,7 @@ from typing import Any
 import streamlit as st
 
 import tools_connect as connection
-from tools_form import FormKeys, draw_form, form_arguments, load_arguments
+from tools_form import FormKeys, draw_form, form_arguments, load_arguments, remember
 from tools_result import draw_record
 from yiem.mcp import McpClient, McpError, McpTool
 from yiem.schema_form import SchemaFormError, ToolForm
@@ -99,6 +99,7 @@ def _tool_list(server: str, tools: list[McpTool]) -> list[McpTool]:
         st.error(f"Listing the tools failed: {problem}")
     shown = tools
     if len(tools) > _SEARCH_FROM:
+        remember("tools-search")
         query = st.text_input("Search tools", key="tools-search", placeholder="name or description").lower()
         shown = [t for t in tools if query in f"{t.name} {t.display_name} {t.description}".lower()]
     if not shown:
@@ -106,6 +107,7 @@ def _tool_list(server: str, tools: list[McpTool]) -> list[McpTool]:
         return []
     by_name = {tool.name: tool for tool in shown}
     key = _tool_key(server)
+    remember(key)
     if st.session_state.get(key) not in by_name:
         st.session_state[key] = shown[0].name
     # A long list scrolls on its own, so the chosen tool's form stays in view.
@@ -159,7 +161,7 @@ def _draw_tool(server: str, client: McpClient, tool: McpTool) -> None:
             "Call", type="primary", icon=":material/play_arrow:", key="tools-call", disabled=busy
         )
     with cols[1]:
-        session.setdefault(TIMEOUT, 60)
+        remember(TIMEOUT, 60)
         st.number_input(
             "Timeout (s)",
             key=TIMEOUT,

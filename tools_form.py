@@ -81,13 +81,34 @@ def _raw_mode_changed(form: ToolForm, keys: FormKeys) -> None:
     set_widgets(form, keys, form.state_from_arguments(arguments))
 
 
+def remember(key: str, default: Any = None) -> None:
+    """Keep a widget's value while it is not drawn (another tab or tool) and put it back when it is.
+
+    Streamlit forgets a widget's value after a run that does not draw it; call this before drawing.
+    """
+    session: Any = st.session_state
+    kept = f"{key}:@kept"
+    if key in session:
+        session[kept] = session[key]
+    elif kept in session:
+        session[key] = session[kept]
+    elif default is not None:
+        session[key] = default
+
+
 def draw_form(form: ToolForm, keys: FormKeys) -> None:
     """The fields, or the raw-JSON editor; errors from the last attempt shown next to their field."""
     session: Any = st.session_state
+    for key in (keys.raw_mode, keys.raw_text):
+        remember(key)
+    for field in form.fields:
+        remember(keys.value(field.name))
+        if field.nullable:
+            remember(keys.null(field.name))
     raw_mode = bool(session.get(keys.raw_mode))
     # Field widgets are not drawn in raw mode, so Streamlit drops their values; the JSON holds them then.
     if not raw_mode and any(keys.value(field.name) not in session for field in form.fields):
-        # First draw of this form (or its widgets were dropped while another tool was shown).
+        # First draw of this form.
         set_widgets(form, keys, form.initial_state())
     st.toggle(
         "Edit as JSON",

@@ -293,6 +293,24 @@ def test_raw_json_mode_stays_in_step_with_the_form(connected: AppTest) -> None:
     assert "The sum of 1 and 2 is 3." in _texts(at)
 
 
+def test_the_form_and_the_chosen_tool_survive_a_visit_to_another_tab(connected: AppTest) -> None:
+    at = connected
+    _choose_tool(at, "get-sum")
+    _field(at, "get-sum", "a").set_value(3)
+    at.number_input(key="tools-timeout").set_value(15).run()
+    at.session_state["tools-tab"] = "History"
+    at.run()
+    assert "tf:everything:get-sum:a" not in [widget.key for widget in at.number_input], "Tools is not drawn"
+    at.session_state["tools-tab"] = "Tools"
+    at.run()
+    assert at.radio(key="tools-tool:everything").value == "get-sum"
+    assert _field(at, "get-sum", "a").value == 3
+    assert at.number_input(key="tools-timeout").value == 15
+    _choose_tool(at, "echo")
+    _choose_tool(at, "get-sum")
+    assert _field(at, "get-sum", "a").value == 3, "each tool keeps its own form"
+
+
 def test_history_replays_a_call_and_offers_an_export(connected: AppTest) -> None:
     at = connected
     _choose_tool(at, "echo")
