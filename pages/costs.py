@@ -27,7 +27,7 @@ ZONES = ["UTC", "Europe/London", "Europe/Paris", "America/New_York", "America/Lo
 
 @st.cache_data(ttl=30, show_spinner=False)
 def provider_models(url: str) -> list[tuple[str, str]]:
-    """The filter's choices: every provider/model with usage (cached briefly: it reads the whole index)."""
+    """The filter's choices: every provider/model with usage (cached briefly: they rarely change)."""
     return usage.filter_options(store_engine(url))
 
 
@@ -79,7 +79,7 @@ def breakdown_frame(rows: list[usage.BreakdownRow], name: str) -> pd.DataFrame:
     )
 
 
-def _price_note(totals: usage.Totals) -> str:
+def _price_note(totals: usage.Counts) -> str:
     if totals.unpriced_requests == 0:
         return "known"
     if totals.unpriced_requests == totals.requests:

@@ -1,8 +1,13 @@
 """The Costs page's aggregations over the usage table, pushed down to SQL (SQLite and PostgreSQL).
 
-One grouped query (the "cube": bucket x provider x model x stop reason x price known) feeds the
-headline, the charts and every low-cardinality breakdown, so a page view reads the filtered rows
-once; conversations, medians and the previous period's totals are one query each.
+One grouped query (the "cube": local hour or day x provider x model x stop reason) feeds the
+charts and the provider, model and stop-reason breakdowns; one ungrouped query per period gives
+the headline and its previous period; medians come from a bounded sample; the top conversations
+walk an index in conversation order. Nothing loads every row into Python.
+
+Local buckets: `(created_ms + offset) // size` with the zone's offset written as a CASE over the
+DST changes inside the range, so a day in Europe/Paris is 23, 24 or 25 hours as the clocks say,
+and the repeated hour of a fall-back change is one local hour holding both.
 """
 
 from __future__ import annotations
