@@ -6,13 +6,16 @@ import csv
 import io
 from dataclasses import replace
 from datetime import date, datetime
+from typing import Any
 
 import pytest
 from sqlalchemy import Engine, insert
 
 from tests.fixtures.costs import KNOWN_ROWS, usage_row, utc_ms
 from yiem import usage as usage_module
+from yiem.demo_data import seed_demo
 from yiem.store import create_store_engine, usage
+from yiem.types import ModelCost
 from yiem.usage import (
     Counts,
     UsageFilter,
@@ -237,3 +240,45 @@ def test_named_periods_are_whole_local_days_ending_today() -> None:
     assert period_range("custom", PARIS, now, custom) == local_day_range(*custom, PARIS)
     with pytest.raises(UsageFilterError, match="Unknown period"):
         period_range("fortnight", PARIS, now)
+
+
+def test_half_hour_zone_days_are_exact(any_store_url: str) -> None:
+    """Kolkata is 5:30 ahead: two requests in one UTC hour fall on two local days."""
+    engine = create_store_engine(any_store_url)
+    rows = [
+        usage_row(created_ms=utc_ms("2026-10-25T18:20:00"), cost_input=0.01),  # 23:50 on the 25th
+        usage_row(created_ms=utc_ms("2026-10-25T18:40:00"), cost_input=0.02),  # 00:10 on the 26th
+    ]
+    with engine.begin() as conn:
+        conn.execute(insert(usage), rows)
+    start, end = local_day_range(date(2026, 10, 24), date(2026, 10, 28), "Asia/Kolkata")
+    summary = summarize(engine, UsageFilter(start_ms=start, end_ms=end), "Asia/Kolkata", "day")
+    days = {row.bucket.date(): round(row.totals.cost_total, 2) for row in summary.series()}
+    assert days == {date(2026, 10, 25): 0.01, date(2026, 10, 26): 0.02}
+
+
+def test_hourly_index_path_agrees_with_grouping_every_row(
+    any_store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cube read per UTC hour from ix_usage_hour equals the cube grouped request by request."""
+    engine = create_store_engine(any_store_url)
+    end_ms = utc_ms("2026-11-01T00:00:00")
+    seed_demo(engine, 3_000, days=60, end_ms=end_ms, price_of=lambda p, m: ModelCost(input=1, output=2))
+    start, end = local_day_range(date(2026, 9, 10), date(2026, 10, 31), "America/New_York")
+    flt = UsageFilter(start_ms=start + 1_234, end_ms=end, providers=("openai", "anthropic", "local"))
+    fast = summarize(engine, flt, "America/New_York")
+    monkeypatch.setattr(usage_module, "_whole_hours", lambda spans: False)
+    slow = summarize(engine, flt, "America/New_York")
+
+    def table(summary: Any) -> dict[Any, Any]:
+        return {
+            (r.bucket, r.provider, r.model, r.stop_reason): (
+                r.totals.requests,
+                r.totals.input_tokens,
+                round(r.totals.cost_total, 9),
+            )
+            for r in summary.rows
+        }
+
+    assert len(fast.rows) > 100
+    assert table(fast) == table(slow)
