@@ -6,12 +6,14 @@ Screenshots go to tests/artifacts/.
 from __future__ import annotations
 
 import re
+import signal
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.fixtures.browser import StreamlitApp, screenshot
+from tests.fixtures.browser import StreamlitApp, screenshot, start_streamlit
 from yiem.store import ConversationStore, create_store_engine
 from yiem.types import AssistantMessage
 
@@ -34,6 +36,16 @@ def _wait_idle(page: Any, timeout: float = 120_000) -> None:
     page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=timeout)
 
 
+def _limit_replies(page: Any, tokens: int) -> None:
+    """Set the longest reply in the settings panel: short replies keep tests quick on a busy machine."""
+    page.get_by_text("Settings", exact=True).click()
+    longest = page.get_by_label(re.compile("Longest reply in tokens"))
+    longest.fill(str(tokens))
+    longest.press("Enter")
+    page.wait_for_timeout(500)  # the number input commits on Enter and reruns the script
+    _wait_idle(page)
+
+
 def _words(text: str) -> set[str]:
     """The words of a text, so a stored reply compares with its rendered Markdown."""
     return set(re.findall(r"[A-Za-z]{3,}", text))
@@ -52,13 +64,7 @@ def _saved_messages(app: StreamlitApp, conversation_id: str, count: int = 0) -> 
 
 def test_chat_with_the_local_model_then_reload(streamlit_app: StreamlitApp, page: Any) -> None:
     page.goto(streamlit_app.url)
-    # A short reply keeps the test quick on a busy machine; it also drives the settings panel.
-    page.get_by_text("Settings", exact=True).click()
-    longest = page.get_by_label(re.compile("Longest reply in tokens"))
-    longest.fill("48")
-    longest.press("Enter")
-    page.wait_for_timeout(500)  # the number input commits on Enter and reruns the script
-    _wait_idle(page)
+    _limit_replies(page, 48)
     _send(page, "Say hello in one short sentence.")
     page.locator(MESSAGES).nth(1).wait_for(timeout=120_000)
     caption = page.get_by_text(re.compile(r"\d+ in · \d+ out · \d+ cached · price unknown"))
@@ -114,3 +120,32 @@ def test_stop_keeps_the_partial_reply(streamlit_app: StreamlitApp, page: Any) ->
     assert _words(partial.text) <= _words(page.locator(MESSAGES).nth(1).inner_text())
     page.get_by_text(re.compile("Stopped")).first.wait_for()
     screenshot(page, "chat-stopped-after-reload")
+
+
+def test_a_killed_app_loses_only_the_reply_in_flight(tmp_path: Path, page: Any) -> None:
+    """SIGKILL the server mid-reply, start it again: the prompt is there, the chat goes on."""
+    with start_streamlit(tmp_path) as first:
+        page.goto(first.url)
+        _send(page, "Write a very long story about a lighthouse keeper.")
+        page.wait_for_function(
+            """() => {
+                const all = document.querySelectorAll('[data-testid="stChatMessage"]');
+                return all.length > 1 && all[1].innerText.trim().split(/\\s+/).length >= 5;
+            }""",
+            timeout=120_000,
+        )
+        conversation_id = page.url.split("?c=")[1].split("&")[0]
+        first.process.send_signal(signal.SIGKILL)
+        first.process.wait(timeout=30)
+    saved = _saved_messages(first, conversation_id)
+    assert [m.role for m in saved] == ["user"]
+    with start_streamlit(tmp_path) as second:
+        page.goto(f"{second.url}/?c={conversation_id}")
+        page.locator(MESSAGES).first.wait_for()
+        assert "lighthouse keeper" in page.locator(MESSAGES).first.inner_text()
+        screenshot(page, "chat-after-kill")
+        _limit_replies(page, 32)
+        page.get_by_role("button", name="Regenerate the last reply").click()
+        page.get_by_text(re.compile(r"\d+ in · \d+ out")).first.wait_for(timeout=120_000)
+        _wait_idle(page)
+        assert [m.role for m in _saved_messages(second, conversation_id, 2)] == ["user", "assistant"]
