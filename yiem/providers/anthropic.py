@@ -15,6 +15,7 @@ from yiem.providers.http_client import (
     ProviderStreamError,
     provider_error_text,
 )
+from yiem.providers.json_fields import count, name, obj, text
 from yiem.providers.message_builder import MessageBuilder
 from yiem.types import (
     AgentContext,
@@ -107,15 +108,15 @@ def anthropic_usage(usage: dict[str, Any], previous: LlmUsage | None = None) -> 
     """Anthropic usage → LlmUsage; fields missing from a later event keep their earlier value."""
     base = previous or LlmUsage()
 
-    def count(key: str, default: int) -> int:
-        value = usage.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) else default
+    def pick(key: str, default: int) -> int:
+        found = count(usage.get(key))
+        return default if found is None else found
 
     return LlmUsage(
-        input_tokens=count("input_tokens", base.input_tokens),
-        output_tokens=count("output_tokens", base.output_tokens),
-        cache_read_tokens=count("cache_read_input_tokens", base.cache_read_tokens),
-        cache_write_tokens=count("cache_creation_input_tokens", base.cache_write_tokens),
+        input_tokens=pick("input_tokens", base.input_tokens),
+        output_tokens=pick("output_tokens", base.output_tokens),
+        cache_read_tokens=pick("cache_read_input_tokens", base.cache_read_tokens),
+        cache_write_tokens=pick("cache_creation_input_tokens", base.cache_write_tokens),
     )
 
 
@@ -159,8 +160,6 @@ class AnthropicClient(HttpLlmClient):
     def read_events(
         self, events: Iterator[ServerSentEvent], builder: MessageBuilder
     ) -> Iterator[StreamEvent]:
-        # Content block index → what kind of block it is ("text", "thinking", "tool_use", ...).
-        kinds: dict[int, str] = {}
         for event in events:
             if not event.data:
                 continue
@@ -175,75 +174,68 @@ class AnthropicClient(HttpLlmClient):
             if kind == "message_stop":
                 builder.complete = True
                 return
-            yield from self._read_event(kind, data, builder, kinds)
+            yield from self._read_event(kind, data, builder)
 
-    def _read_event(
-        self, kind: str, data: dict[str, Any], builder: MessageBuilder, kinds: dict[int, str]
-    ) -> Iterator[StreamEvent]:
+    def _read_event(self, kind: str, data: dict[str, Any], builder: MessageBuilder) -> Iterator[StreamEvent]:
         if kind == "error":
             raise ProviderStreamError(provider_error_text(json.dumps(data)))
         if kind == "message_start":
-            message = data.get("message") or {}
-            if isinstance(message.get("model"), str) and message["model"]:
-                builder.model_id = message["model"]
-            if isinstance(message.get("usage"), dict):
-                builder.usage = anthropic_usage(message["usage"], builder.usage)
+            message = obj(data.get("message"))
+            builder.model_id = name(message.get("model")) or builder.model_id
+            if usage := obj(message.get("usage")):
+                builder.usage = anthropic_usage(usage, builder.usage)
         elif kind == "content_block_start":
-            index = data.get("index", len(kinds))
-            block = data.get("content_block") or {}
-            kinds[index] = str(block.get("type"))
-            if block.get("type") == "tool_use":
-                yield builder.tool_call(index, block.get("id"), block.get("name"))
-            elif block.get("type") == "text" and (text := builder.text(block.get("text") or "")):
-                yield text
-            elif block.get("type") == "thinking" and (
-                thought := builder.reasoning(block.get("thinking") or "")
-            ):
-                yield thought
+            yield from self._read_block(
+                count(data.get("index")) or 0, obj(data.get("content_block")), builder
+            )
         elif kind == "content_block_delta":
-            yield from self._read_delta(data.get("index", 0), data.get("delta") or {}, builder)
+            yield from self._read_delta(count(data.get("index")) or 0, obj(data.get("delta")), builder)
         elif kind == "message_delta":
-            delta = data.get("delta") or {}
-            reason = delta.get("stop_reason")
+            reason = name(obj(data.get("delta")).get("stop_reason"))
             if reason == "refusal":
                 raise ProviderStreamError("the model refused to answer")
-            if isinstance(reason, str):
+            if reason:
                 builder.stop_reason = _STOP_REASONS.get(reason, reason)
-            if isinstance(data.get("usage"), dict):
-                builder.usage = anthropic_usage(data["usage"], builder.usage)
+            if usage := obj(data.get("usage")):
+                builder.usage = anthropic_usage(usage, builder.usage)
         # ping, content_block_stop and unknown event types carry nothing to keep.
+
+    @staticmethod
+    def _read_block(index: int, block: dict[str, Any], builder: MessageBuilder) -> Iterator[StreamEvent]:
+        """A whole content block (non-streamed) or the opening of one (streamed)."""
+        kind = block.get("type")
+        if kind == "tool_use":
+            given = block.get("input")
+            # Streamed blocks open with an empty input and send it as input_json_delta.
+            arguments = json.dumps(given) if given else ""
+            yield builder.tool_call(index, name(block.get("id")), name(block.get("name")), arguments)
+        elif kind == "text" and (said := builder.text(text(block.get("text")))):
+            yield said
+        elif kind == "thinking" and (thought := builder.reasoning(text(block.get("thinking")))):
+            yield thought
 
     @staticmethod
     def _read_delta(index: int, delta: dict[str, Any], builder: MessageBuilder) -> Iterator[StreamEvent]:
         kind = delta.get("type")
-        if kind == "text_delta" and (text := builder.text(delta.get("text") or "")):
-            yield text
-        elif kind == "thinking_delta" and (thought := builder.reasoning(delta.get("thinking") or "")):
+        if kind == "text_delta" and (said := builder.text(text(delta.get("text")))):
+            yield said
+        elif kind == "thinking_delta" and (thought := builder.reasoning(text(delta.get("thinking")))):
             yield thought
         elif kind == "input_json_delta":
-            yield builder.tool_call(index, arguments=delta.get("partial_json") or "")
+            yield builder.tool_call(index, arguments=text(delta.get("partial_json")))
 
     def read_body(self, data: Any, builder: MessageBuilder) -> Iterator[StreamEvent]:
         if not isinstance(data, dict):
             raise ProviderStreamError(f"unexpected response: {json.dumps(data)[:200]}")
-        if data.get("type") == "error" or "error" in data:
+        if data.get("type") == "error" or data.get("error"):
             raise ProviderStreamError(provider_error_text(json.dumps(data)))
-        if not isinstance(data.get("content"), list):
+        content = data.get("content")
+        if not isinstance(content, list):
             raise ProviderStreamError(f"the response has no content: {json.dumps(data)[:200]}")
-        yield from self._read_event("message_start", {"message": data}, builder, {})
-        for index, block in enumerate(data["content"]):
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "text" and (text := builder.text(block.get("text") or "")):
-                yield text
-            elif block.get("type") == "thinking" and (
-                thought := builder.reasoning(block.get("thinking") or "")
-            ):
-                yield thought
-            elif block.get("type") == "tool_use":
-                arguments = json.dumps(block.get("input") or {})
-                yield builder.tool_call(index, block.get("id"), block.get("name"), arguments)
+        yield from self._read_event("message_start", {"message": data}, builder)
+        for index, block in enumerate(content):
+            yield from self._read_block(index, obj(block), builder)
         yield from self._read_event(
-            "message_delta", {"delta": {"stop_reason": data.get("stop_reason")}}, builder, {}
+            "message_delta", {"delta": {"stop_reason": data.get("stop_reason")}}, builder
         )
         builder.complete = True

@@ -18,6 +18,7 @@ from yiem.providers.http_client import (
     ProviderStreamError,
     provider_error_text,
 )
+from yiem.providers.json_fields import count, name, obj, text
 from yiem.providers.message_builder import MessageBuilder
 from yiem.providers.retry import RetryPolicy
 from yiem.types import AgentContext, LlmModel, LlmUsage
@@ -33,24 +34,15 @@ _STOP_REASONS = {
 
 def openai_usage(usage: dict[str, Any]) -> LlmUsage:
     """OpenAI usage → LlmUsage: cached tokens move out of input, reasoning stays inside output."""
-    prompt = _int(usage.get("prompt_tokens"))
-    completion = _int(usage.get("completion_tokens"))
-    prompt_details = usage.get("prompt_tokens_details") or {}
-    completion_details = usage.get("completion_tokens_details") or {}
-    cached = _int(prompt_details.get("cached_tokens")) if isinstance(prompt_details, dict) else 0
-    reasoning = (
-        _int(completion_details.get("reasoning_tokens")) if isinstance(completion_details, dict) else 0
-    )
+    prompt = count(usage.get("prompt_tokens")) or 0
+    cached = count(obj(usage.get("prompt_tokens_details")).get("cached_tokens")) or 0
+    reasoning = count(obj(usage.get("completion_tokens_details")).get("reasoning_tokens")) or 0
     return LlmUsage(
         input_tokens=max(prompt - cached, 0),
-        output_tokens=completion,
+        output_tokens=count(usage.get("completion_tokens")) or 0,
         cache_read_tokens=cached,
         reasoning_tokens=reasoning,
     )
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 class OpenAIChatClient(HttpLlmClient):
@@ -142,7 +134,7 @@ class OpenAIChatClient(HttpLlmClient):
     def read_body(self, data: Any, builder: MessageBuilder) -> Iterator[StreamEvent]:
         if not isinstance(data, dict):
             raise ProviderStreamError(f"unexpected response: {json.dumps(data)[:200]}")
-        if not data.get("choices") and "error" not in data:
+        if not data.get("choices") and not data.get("error"):
             raise ProviderStreamError(f"the response has no choices: {json.dumps(data)[:200]}")
         yield from self._read_chunk(data, builder, "message")
         builder.complete = True
@@ -150,49 +142,40 @@ class OpenAIChatClient(HttpLlmClient):
     def _read_chunk(self, chunk: dict[str, Any], builder: MessageBuilder, key: str) -> Iterator[StreamEvent]:
         if chunk.get("error"):
             raise ProviderStreamError(provider_error_text(json.dumps(chunk)))
-        if isinstance(chunk.get("model"), str) and chunk["model"]:
-            builder.model_id = chunk["model"]
-        usage = chunk.get("usage") or (chunk.get("x_groq") or {}).get("usage")
-        if isinstance(usage, dict):
+        builder.model_id = name(chunk.get("model")) or builder.model_id
+        # Groq's older deployments put usage under `x_groq`.
+        usage = obj(chunk.get("usage")) or obj(obj(chunk.get("x_groq")).get("usage"))
+        if usage:
             builder.usage = openai_usage(usage)
         choices = chunk.get("choices")
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            return
-        choice = choices[0]
-        delta = choice.get(key)
-        if isinstance(delta, dict):
-            # `reasoning_content` (DeepSeek, vLLM, llama.cpp) or `reasoning` (OpenRouter, Ollama).
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if isinstance(reasoning, str) and (thought := builder.reasoning(reasoning)) is not None:
-                yield thought
-            content = delta.get("content")
-            if isinstance(content, str) and (text := builder.text(content)) is not None:
-                yield text
-            tool_calls = delta.get("tool_calls")
-            if isinstance(tool_calls, list):
-                for position, call in enumerate(tool_calls):
-                    if isinstance(call, dict):
-                        yield self._tool_call_fragment(call, position, builder)
-        finish = choice.get("finish_reason")
-        if isinstance(finish, str) and finish:
-            if finish == "content_filter":
-                raise ProviderStreamError("the provider's content filter stopped the reply")
+        choice = obj(choices[0]) if isinstance(choices, list) and choices else {}
+        delta = obj(choice.get(key))
+        # `reasoning_content` (DeepSeek, vLLM, llama.cpp) or `reasoning` (OpenRouter, Ollama).
+        if thought := builder.reasoning(text(delta.get("reasoning_content")) or text(delta.get("reasoning"))):
+            yield thought
+        if said := builder.text(text(delta.get("content"))):
+            yield said
+        tool_calls = delta.get("tool_calls")
+        if isinstance(tool_calls, list):
+            for position, call in enumerate(tool_calls):
+                yield self._tool_call_fragment(obj(call), position, builder)
+        finish = name(choice.get("finish_reason"))
+        if finish == "content_filter":
+            raise ProviderStreamError("the provider's content filter stopped the reply")
+        if finish:
             builder.stop_reason = _STOP_REASONS.get(finish, finish)
 
     @staticmethod
     def _tool_call_fragment(call: dict[str, Any], position: int, builder: MessageBuilder) -> StreamEvent:
-        index = call.get("index")
-        function = call.get("function") if isinstance(call.get("function"), dict) else {}
-        assert isinstance(function, dict)
+        function = obj(call.get("function"))
         arguments = function.get("arguments")
         if isinstance(arguments, dict):
             # A few servers send parsed arguments in non-streamed replies.
             arguments = json.dumps(arguments)
-        call_id = call.get("id")
-        name = function.get("name")
+        index = count(call.get("index"))
         return builder.tool_call(
-            index if isinstance(index, int) else position,
-            call_id if isinstance(call_id, str) else None,
-            name if isinstance(name, str) else None,
-            arguments if isinstance(arguments, str) else "",
+            position if index is None else index,
+            name(call.get("id")),
+            name(function.get("name")),
+            text(arguments),
         )
