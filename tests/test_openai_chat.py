@@ -340,6 +340,15 @@ def test_json_answer_to_a_stream_request_is_read(scripted_server: ScriptedServer
     assert message.text == "plain" and message.usage.input_tokens == 5 and message.model == "scripted-2"
 
 
+def test_tool_calls_finished_with_stop_are_still_tool_calls(scripted_server: ScriptedServer) -> None:
+    call = {"index": 0, "id": "c1", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}
+    scripted_server.script(
+        sse_reply([openai_chunk({"tool_calls": [call]}), openai_chunk({}, "stop"), sse("[DONE]")])
+    )
+    message = _final(_scripted(scripted_server))
+    assert isinstance(message, AssistantMessageToolCall) and message.stop_reason == "tool_calls"
+
+
 def test_non_streamed_tool_call_with_dict_arguments(scripted_server: ScriptedServer) -> None:
     reply = {
         "choices": [

@@ -122,7 +122,12 @@ class MessageBuilder:
         ended = time.perf_counter()
         content = self._content()
         error, tool_calls = self._final_tool_calls(error)
-        reason = stop_reason or ("error" if error else self.stop_reason or "stop")
+        if stop_reason is None and error:
+            stop_reason = "error"
+        elif stop_reason is None and tool_calls:
+            # Some servers finish a tool-call reply with "stop"; the message is a tool call all the same.
+            stop_reason = "tool_calls"
+        reason = stop_reason or self.stop_reason or "stop"
         fields: dict[str, Any] = {
             "content": content,
             "api": self.api,
