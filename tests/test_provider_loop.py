@@ -31,30 +31,24 @@ from yiem.types import (
 pytestmark = pytest.mark.llama
 
 
-def _first_turn(context: AgentContext) -> bool:
-    return not any(isinstance(message, ToolResultMessage) for message in context.messages)
+def nudged(client_class: type[HttpLlmClient], tool_choice: Any) -> type[HttpLlmClient]:
+    """`client_class`, adding the test device to the first turn's request (before any tool result)."""
+
+    class Nudged(client_class):  # type: ignore[valid-type,misc]
+        def build_request(
+            self, model: LlmModel, context: AgentContext, options: GenerationOptions, streaming: bool
+        ) -> HttpRequest:
+            request: HttpRequest = super().build_request(model, context, options, streaming)
+            if not any(isinstance(message, ToolResultMessage) for message in context.messages):
+                request.body["messages"].append({"role": "assistant", "content": "<tool_call>\n"})
+                request.body["tool_choice"] = tool_choice
+            return request
+
+    return Nudged
 
 
-class NudgedOpenAI(OpenAIChatClient):
-    def build_request(
-        self, model: LlmModel, context: AgentContext, options: GenerationOptions, streaming: bool
-    ) -> HttpRequest:
-        request = super().build_request(model, context, options, streaming)
-        if _first_turn(context):
-            request.body["messages"].append({"role": "assistant", "content": "<tool_call>\n"})
-            request.body["tool_choice"] = "required"
-        return request
-
-
-class NudgedAnthropic(AnthropicClient):
-    def build_request(
-        self, model: LlmModel, context: AgentContext, options: GenerationOptions, streaming: bool
-    ) -> HttpRequest:
-        request = super().build_request(model, context, options, streaming)
-        if _first_turn(context):
-            request.body["messages"].append({"role": "assistant", "content": "<tool_call>\n"})
-            request.body["tool_choice"] = {"type": "any"}
-        return request
+NudgedOpenAI = nudged(OpenAIChatClient, "required")
+NudgedAnthropic = nudged(AnthropicClient, {"type": "any"})
 
 
 @pytest.mark.parametrize("client_class", [NudgedOpenAI, NudgedAnthropic], ids=["openai", "anthropic"])
