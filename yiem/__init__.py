@@ -1,5 +1,7 @@
 """yiem: a synchronous implementation of the YiemAgent specification."""
 
+from typing import TYPE_CHECKING
+
 from yiem.agent import Agent, AgentBusyError, AgentError
 from yiem.events import (
     AgentEndEvent,
@@ -73,6 +75,7 @@ __all__ = [
     "AgentState",
     "AgentTool",
     "AgentToolCall",
+    "AnthropicClient",
     "AnyAssistantMessage",
     "AssistantMessage",
     "AssistantMessageToolCall",
@@ -83,11 +86,14 @@ __all__ = [
     "LlmClient",
     "LlmModel",
     "LlmUsage",
+    "McpClient",
+    "McpError",
     "MessageContent",
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
     "ModelCost",
+    "OpenAIChatClient",
     "ReasoningContent",
     "ReasoningDelta",
     "ScriptedLlm",
@@ -103,6 +109,7 @@ __all__ = [
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
     "ToolOutput",
+    "ToolRegistry",
     "ToolResultMessage",
     "TurnEndEvent",
     "TurnStartEvent",
@@ -110,6 +117,7 @@ __all__ = [
     "UserMessage",
     "content_to_blocks",
     "extract_assistant_message",
+    "get_model",
     "message_to_openai",
     "run_agent_loop",
     "to_openai_messages",
@@ -117,3 +125,28 @@ __all__ = [
     "validate_required_args",
     "validate_tool_arguments",
 ]
+
+if TYPE_CHECKING:
+    from yiem.catalog import get_model
+    from yiem.mcp import McpClient, McpError
+    from yiem.providers import AnthropicClient, OpenAIChatClient
+    from yiem.tool_registry import ToolRegistry
+
+# The HTTP and MCP layers load on first use, so `import yiem` (and `import yiem.mcp`) stay light.
+_LAZY = {
+    "AnthropicClient": "yiem.providers",
+    "OpenAIChatClient": "yiem.providers",
+    "McpClient": "yiem.mcp",
+    "McpError": "yiem.mcp",
+    "ToolRegistry": "yiem.tool_registry",
+    "get_model": "yiem.catalog",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'yiem' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
