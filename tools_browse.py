@@ -92,7 +92,7 @@ def draw_prompts(client: McpClient, server: str) -> None:
         st.caption(prompt.description)
     form = ToolForm(prompt_input_schema(prompt))
     keys = FormKeys(f"pf:{server}:{name}")
-    draw_form(form, keys)
+    draw_form(form, keys, what="prompt")
     if st.button("Get prompt", key="tools-prompt-get", icon=":material/chat:"):
         arguments = form_arguments(form, keys)
         if arguments is not None:

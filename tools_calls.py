@@ -271,9 +271,8 @@ def draw_history() -> None:
     )
     for record in reversed(records):
         took = duration_words(record.duration_ms)
-        label = (
-            f"{record.started_at:%H:%M:%S} · {record.server} · {record.tool} — {record.status.value}, {took}"
-        )
+        when = f"{record.started_at:%H:%M:%S} UTC"
+        label = f"{when} · {record.server} · {record.tool} — {record.status.value}, {took}"
         with st.expander(label, icon=":material/error:" if _failed(record) else ":material/check:"):
             st.markdown("**Arguments**")
             st.json(record.arguments, expanded=True)

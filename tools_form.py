@@ -96,7 +96,7 @@ def remember(key: str, default: Any = None) -> None:
         session[key] = default
 
 
-def draw_form(form: ToolForm, keys: FormKeys) -> None:
+def draw_form(form: ToolForm, keys: FormKeys, what: str = "tool") -> None:
     """The fields, or the raw-JSON editor; errors from the last attempt shown next to their field."""
     session: Any = st.session_state
     for key in (keys.raw_mode, keys.raw_text):
@@ -126,7 +126,7 @@ def draw_form(form: ToolForm, keys: FormKeys) -> None:
             st.error(_plain(message))
         return
     if not form.fields:
-        st.caption("This tool takes no arguments.")
+        st.caption(f"This {what} takes no arguments.")
     for field in form.fields:
         _draw_field(form, field, keys)
         if field.name in errors:
