@@ -265,8 +265,8 @@ row2[3].metric("Error rate", percent(now.error_rate), delta(change, "error_rate"
 row2[4].metric("Reasoning tokens", tokens(now.reasoning_tokens), delta(change, "reasoning_tokens"), "off")
 if now.unpriced_requests:
     st.warning(
-        f"**Price unknown** for {now.unpriced_requests:,} of these requests "
-        f"({now.unpriced_tokens:,} tokens): local models, or models the catalogue has no price for. "
+        f"**Price unknown** for {now.unpriced_requests:,} of these requests: "
+        "local models, or models the catalogue has no price for. "
         "They are left out of the cost, not counted as free; add a price in your models file to count them."
     )
 

@@ -36,7 +36,7 @@ def test_seeded_rows_render_hand_computed_figures(known_usage: Engine, costs_pag
     assert shown["Median latency"][0] == "1.75 s"
     assert shown["Median time to first token"][0] == "0.50 s"
     assert shown["Error rate"][0] == "25.0%"
-    assert "Price unknown** for 1 of these requests (700 tokens)" in page.warning[0].value
+    assert "Price unknown** for 1 of these requests: local models" in page.warning[0].value
     tables = [df.value for df in page.dataframe]
     assert len(tables) == 5
     by_model = next(v for v in tables if "Model" in v.columns and "Requests" in v.columns)

@@ -21,6 +21,8 @@ from yiem.usage import (
     UsageFilter,
     UsageFilterError,
     breakdown_csv,
+    counts,
+    dashboard,
     filter_options,
     headline,
     iter_csv,
@@ -282,3 +284,17 @@ def test_hourly_index_path_agrees_with_grouping_every_row(
 
     assert len(fast.rows) > 100
     assert table(fast) == table(slow)
+
+
+def test_dashboard_gathers_the_same_figures(known_usage: Engine) -> None:
+    """The page's one call: cube, headline (this period's counts from the cube) and conversations."""
+    data = dashboard(known_usage, paris_days(), PARIS)
+    alone = headline(known_usage, paris_days())
+    assert data.headline.current.totals.requests == 4
+    assert data.headline.current.totals.cost_total == pytest.approx(0.036)
+    assert data.headline.current.median_latency_ms == alone.current.median_latency_ms == 1750.0
+    assert data.headline.previous is not None and alone.previous is not None
+    assert data.headline.previous.totals.cost_total == pytest.approx(alone.previous.totals.cost_total)
+    assert data.headline.change("requests") == pytest.approx(3.0)
+    assert [r.conversation_id for r in data.top_conversations] == ["conv-a", None, "conv-b"]
+    assert counts(known_usage, paris_days()) == data.summary.counts()

@@ -143,6 +143,7 @@ usage = Table(
         "output_tokens",
         "cache_read_tokens",
         "cache_write_tokens",
+        "reasoning_tokens",
     ),
     # The top conversations: read in conversation order, SQLite groups them as it goes instead of
     # sorting every request of the period (yiem.usage.top_conversations asks for this index).
@@ -159,6 +160,7 @@ usage = Table(
         "output_tokens",
         "cache_read_tokens",
         "cache_write_tokens",
+        "reasoning_tokens",
     ),
 )
 

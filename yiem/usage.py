@@ -150,6 +150,7 @@ class Counts(BaseModel):
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
     cost_total: float = 0.0
     unpriced_requests: int = 0
 
@@ -183,12 +184,11 @@ class Counts(BaseModel):
 
 
 class Totals(Counts):
-    """Counts plus what only the headline shows: reasoning, the four cost parts, unpriced tokens.
+    """Counts plus the four cost parts and the tokens of unpriced requests (`totals`, the CSV).
 
     Grouped queries leave these out: each summed column makes SQLite's GROUP BY sort carry more.
     """
 
-    reasoning_tokens: int = 0
     cost_input: float = 0.0
     cost_output: float = 0.0
     cost_cache_read: float = 0.0
@@ -199,7 +199,7 @@ class Totals(Counts):
 class Headline(BaseModel):
     """The figures at the top of the page for one period."""
 
-    totals: Totals = Field(default_factory=Totals)
+    totals: Counts = Field(default_factory=Counts)
     median_latency_ms: float | None = None
     median_ttft_ms: float | None = None
 
@@ -301,12 +301,12 @@ def _sums(full: bool = False) -> list[ColumnElement[Any]]:
         func.sum(c.output_tokens).label("output_tokens"),
         func.sum(c.cache_read_tokens).label("cache_read_tokens"),
         func.sum(c.cache_write_tokens).label("cache_write_tokens"),
+        func.sum(c.reasoning_tokens).label("reasoning_tokens"),
         _priced_cost().label("cost_total"),
         func.sum(case((priced, 0), else_=1)).label("unpriced_requests"),
     ]
     if full:
         sums += [
-            func.sum(c.reasoning_tokens).label("reasoning_tokens"),
             func.sum(case((priced, c.cost_input), else_=0.0)).label("cost_input"),
             func.sum(case((priced, c.cost_output), else_=0.0)).label("cost_output"),
             func.sum(case((priced, c.cost_cache_read), else_=0.0)).label("cost_cache_read"),
@@ -373,9 +373,17 @@ def _local_bucket(
     return (created + offset) // size_ms
 
 
-# The UTC hour of a row, written exactly as the expression of the index ix_usage_hour (store.py),
-# so the database can read requests already grouped by hour from that index instead of sorting.
-UTC_HOUR = literal_column(USAGE_HOUR_EXPRESSION, BigInteger)
+def _utc_hour() -> ColumnElement[Any]:
+    # Written exactly as the expression of the index ix_usage_hour (store.py), so the database
+    # reads requests already in hour order from that index instead of sorting them.
+    return literal_column(USAGE_HOUR_EXPRESSION, BigInteger)
+
+
+def _in_hours(flt: UsageFilter) -> list[ColumnElement[bool]]:
+    """`flt` as a range of UTC hours (the seek on ix_usage_hour) plus its exact conditions."""
+    assert flt.start_ms is not None and flt.end_ms is not None
+    hour = _utc_hour()
+    return [hour >= flt.start_ms // HOUR_MS, hour <= (flt.end_ms - 1) // HOUR_MS, flt.where(time_index=False)]
 
 
 def _whole_hours(spans: list[tuple[int, int]]) -> bool:
@@ -398,15 +406,9 @@ def _cube_query(flt: UsageFilter, spans: list[tuple[int, int]], size: int) -> An
     ):
         bucket = _local_bucket(spans, size).label("bucket")
         return select(bucket, *keys, *_sums()).where(flt.where()).group_by(bucket, *keys)
+    hour = _utc_hour()
     hourly = (
-        select(UTC_HOUR.label("hour"), *keys, *_sums())
-        .where(
-            flt.start_ms // HOUR_MS <= UTC_HOUR,
-            (flt.end_ms - 1) // HOUR_MS >= UTC_HOUR,
-            flt.where(time_index=False),  # the exact bounds, checked on the index's created_ms
-        )
-        .group_by(UTC_HOUR, *keys)
-        .subquery()
+        select(hour.label("hour"), *keys, *_sums()).where(*_in_hours(flt)).group_by(hour, *keys).subquery()
     )
     bucket = _local_bucket(spans, size, hourly.c.hour * HOUR_MS).label("bucket")
     outer_keys = [hourly.c.provider, hourly.c.model, hourly.c.stop_reason]
@@ -461,6 +463,14 @@ def summarize(engine: Engine, flt: UsageFilter, tz: str, granularity: Granularit
             for r in conn.execute(query)
         ]
     return Summary(granularity=grain, tz=tz, rows=rows)
+
+
+def counts(engine: Engine, flt: UsageFilter) -> Counts:
+    """The `Counts` of `flt` in one ungrouped query (over ix_usage_hour, the narrowest that has them)."""
+    bounded = flt.start_ms is not None and flt.end_ms is not None
+    query = select(*_sums()).where(*_in_hours(flt)) if bounded else select(*_sums()).where(flt.where())
+    with engine.connect() as conn:
+        return _counts(conn.execute(query).one()._mapping)
 
 
 def totals(engine: Engine, flt: UsageFilter) -> Totals:
@@ -567,14 +577,27 @@ def dashboard(
 ) -> Dashboard:
     """The cube, the headline and the top conversations (over `top_filter`, default `flt`).
 
-    The three are independent, so they run side by side, each on its own pooled connection: the
-    database works on two cores while Python waits (sqlite3 and psycopg release the GIL).
+    This period's headline counts are the cube's own, so its rows are read once. The queries are
+    independent and run side by side, each on its own pooled connection: the database works on
+    two cores while Python waits (sqlite3 and psycopg release the GIL).
     """
+    before_filter = flt.previous()
     with ThreadPoolExecutor(max_workers=2) as pool:
         cube = pool.submit(summarize, engine, flt, tz, granularity)
         top = pool.submit(top_conversations, engine, top_filter or flt, top_limit)
-        change = headline(engine, flt)
-        return Dashboard(summary=cube.result(), headline=change, top_conversations=top.result())
+        now_medians = pool.submit(medians, engine, flt)
+        before = pool.submit(_period_headline, engine, before_filter) if before_filter else None
+        summary = cube.result()
+        latency, ttft = now_medians.result()
+        now = Headline(totals=summary.counts(), median_latency_ms=latency, median_ttft_ms=ttft)
+        change = HeadlineChange(current=now, previous=before.result() if before else None)
+        return Dashboard(summary=summary, headline=change, top_conversations=top.result())
+
+
+def _period_headline(engine: Engine, flt: UsageFilter) -> Headline:
+    found = counts(engine, flt)
+    latency, ttft = medians(engine, flt, found.requests)
+    return Headline(totals=found, median_latency_ms=latency, median_ttft_ms=ttft)
 
 
 def filter_options(engine: Engine) -> list[tuple[str, str]]:
@@ -694,6 +717,7 @@ __all__ = [
     "UsageFilterError",
     "breakdown_csv",
     "choose_granularity",
+    "counts",
     "dashboard",
     "data_range",
     "filter_options",
