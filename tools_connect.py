@@ -19,6 +19,7 @@ from yiem.mcp.config import (
     parse_server_entry,
     save_mcp_config,
 )
+from yiem.server_events import ServerEvents, notification_words
 from yiem.server_forms import (
     ServerFormError,
     StdioPolicy,
@@ -37,6 +38,7 @@ _CONNECT_ERRORS = "tools-connect-errors"
 _PINGS = "tools-pings"
 TOOL_LISTS = "tools-lists"
 _SAVE_PROBLEM = "tools-save-problem"
+_EVENTS = "tools-events"
 
 
 def config_path() -> Path:
@@ -87,6 +89,7 @@ def connect(name: str, entry: McpServerConfig) -> bool:
     errors.pop(name, None)
     st.session_state.get("mcp_errors", {}).pop(name, None)
     clients()[name] = client
+    watch(name, client)
     return True
 
 
@@ -102,8 +105,23 @@ def disconnect(name: str) -> None:
     st.session_state["enabled_tools"] = enabled_tools() - chat_names
     st.session_state.get(_PINGS, {}).pop(name, None)
     st.session_state.get(TOOL_LISTS, {}).pop(name, None)
+    st.session_state.get(_EVENTS, {}).pop(name, None)
     if client is not None:
         client.close()
+
+
+def watch(server: str, client: McpClient) -> ServerEvents:
+    """The server's notifications, listened to from now on; a tools change makes the list be read again."""
+    found: dict[str, ServerEvents] = st.session_state.setdefault(_EVENTS, {})
+    lists: dict[str, list[McpTool]] = st.session_state.setdefault(TOOL_LISTS, {})
+    events = found.setdefault(server, ServerEvents())
+    # The sink runs on the client's thread, where session state is out of reach: it holds the dict.
+
+    def tools_changed() -> None:
+        lists.pop(server, None)
+
+    events.attach(client, tools_changed)
+    return events
 
 
 def cached_tools(server: str) -> list[McpTool]:
@@ -285,3 +303,12 @@ def _draw_details(name: str, client: McpClient) -> None:
                 st.markdown(client.instructions)
         with st.expander("Capabilities", icon=":material/tune:"):
             st.code(json.dumps(client.capabilities, indent=2), language="json")
+        events = watch(name, client)
+        with st.expander(f"Server notifications ({len(events)})", icon=":material/notifications:"):
+            recent = events.recent()
+            if not recent:
+                st.caption("Log messages and changes the server announces show here.")
+            else:
+                lines = [f"{when:%H:%M:%S} {notification_words(event)}" for when, event in recent]
+                st.code("\n".join(lines), language=None, wrap_lines=True)
+                st.button("Update", key="tools-events-update", icon=":material/refresh:")

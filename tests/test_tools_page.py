@@ -311,6 +311,21 @@ def test_the_form_and_the_chosen_tool_survive_a_visit_to_another_tab(connected: 
     assert _field(at, "get-sum", "a").value == 3, "each tool keeps its own form"
 
 
+def test_server_log_messages_show_in_the_notifications_panel(connected: AppTest) -> None:
+    at = connected
+    _choose_tool(at, "toggle-simulated-logging")
+    _call(at)
+    try:
+        deadline = time.monotonic() + 30
+        while not any("-level message" in block.value.lower() for block in at.code):
+            assert time.monotonic() < deadline, "no log message shown"
+            time.sleep(0.2)
+            at.run()
+        assert any(expander.label.startswith("Server notifications (") for expander in at.expander)
+    finally:
+        _call(at)  # logging off again
+
+
 def test_history_replays_a_call_and_offers_an_export(connected: AppTest) -> None:
     at = connected
     _choose_tool(at, "echo")

@@ -1,0 +1,71 @@
+"""What an MCP server says on its own (log messages, list changes, progress), kept for people to read."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Callable
+from datetime import datetime
+
+from yiem.mcp import McpClient, McpNotification
+from yiem.types import utc_now
+
+MAX_EVENTS = 200
+
+
+class ServerEvents:
+    """The latest notifications of one client, newest last; attached without losing the sink before it."""
+
+    def __init__(self, max_events: int = MAX_EVENTS) -> None:
+        self._events: deque[tuple[datetime, McpNotification]] = deque(maxlen=max_events)
+        self._lock = threading.Lock()
+        self.client: McpClient | None = None
+
+    def attach(self, client: McpClient, on_tools_changed: Callable[[], None] | None = None) -> None:
+        """Listen to `client` (once); `on_tools_changed` runs when the server says its tools changed."""
+        if self.client is client:
+            return
+        self.client = client
+        previous = client.event_sink
+
+        def sink(notification: McpNotification) -> None:
+            if previous is not None:
+                previous(notification)
+            with self._lock:
+                self._events.append((utc_now(), notification))
+            if notification.method == "notifications/tools/list_changed" and on_tools_changed is not None:
+                on_tools_changed()
+
+        client.event_sink = sink
+
+    def recent(self, count: int = 50) -> list[tuple[datetime, McpNotification]]:
+        """The last `count` notifications, newest first."""
+        with self._lock:
+            return list(reversed(self._events))[:count]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._events)
+
+
+def notification_words(notification: McpNotification) -> str:
+    """A notification as a line a person can read."""
+    params = notification.params
+    method = notification.method
+    if method == "notifications/message":
+        data = params.get("data")
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+        source = f" ({params['logger']})" if isinstance(params.get("logger"), str) else ""
+        return f"{str(params.get('level', 'info')).upper()}{source}: {text}"
+    if method == "notifications/progress":
+        total = params.get("total")
+        amount = f"{params.get('progress')} of {total}" if total else f"{params.get('progress')}"
+        message = params.get("message")
+        return f"Progress {amount}" + (f" — {message}" if message else "")
+    if method.endswith("/list_changed"):
+        what = method.removeprefix("notifications/").removesuffix("/list_changed")
+        return f"The server's {what} changed."
+    if method == "notifications/resources/updated":
+        return f"Resource {params.get('uri')} was updated."
+    return f"{method} {json.dumps(params, ensure_ascii=False)}" if params else method
