@@ -261,3 +261,13 @@ def test_client_errors_are_not_retried(scripted_server: ScriptedServer, status: 
     _, message = _run(OpenAIChatClient(scripted_server.url + "/v1"), RecordingSignal())
     assert f"HTTP {status}" in message.error_message and f"status {status} text" in message.error_message
     assert len(scripted_server.requests) == 1
+
+
+def test_a_bug_inside_the_client_still_ends_with_one_message(scripted_server: ScriptedServer) -> None:
+    class Broken(OpenAIChatClient):
+        def build_request(self, *args: Any) -> Any:
+            raise KeyError("surprise")
+
+    _, message = _run(Broken(scripted_server.url + "/v1"))
+    assert message.stop_reason == "error"
+    assert "Unexpected error" in message.error_message and "surprise" in message.error_message

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Generator, Iterator
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import httpx
 from httpx_sse import EventSource, ServerSentEvent, SSEError
@@ -19,6 +20,7 @@ from yiem.providers.message_builder import MessageBuilder
 from yiem.providers.retry import RetryPolicy
 from yiem.types import AbortSignal, AgentContext, AnyAssistantMessage, Api, LlmModel
 
+logger = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=120.0, write=30.0, pool=10.0)
 _ERROR_BODY_LIMIT = 64_000
 
@@ -154,13 +156,20 @@ class HttpLlmClient(ABC):
     ) -> Iterator[StreamEvent]:
         """Stream one completion: a start, deltas, and exactly one StreamDone. Never raises."""
         builder = MessageBuilder(model, model.provider or self.provider_name, self.api)
+        done = False
         try:
-            yield from self._stream(
+            for event in self._stream(
                 model, context, signal or AbortSignal(), options or GenerationOptions(), builder
-            )
+            ):
+                done = done or event.type == "done"
+                yield event
         except GeneratorExit:
             raise
         except Exception as error:
+            if done:
+                # Failing while cleaning up after the final message: that message stands.
+                logger.exception("error after the final message from %s", self._where(model))
+                return
             # A bug or a surprise must still end the stream with a message a user can read.
             yield builder.finish(error=f"Unexpected error while talking to {self._where(model)}: {error!r}")
 
@@ -207,7 +216,7 @@ class HttpLlmClient(ABC):
         if self._owns_client:
             self._client.close()
 
-    def __enter__(self) -> HttpLlmClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(
