@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -80,3 +84,50 @@ def test_qwen_template_is_in_the_cache_when_built() -> None:
     if not is_installed():
         pytest.fail("llama-server is not built; run scripts/setup_llama.sh")
     assert find_chat_template().name == "Qwen-Qwen2.5-7B-Instruct.jinja"
+
+
+def _alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie waiting for its reaper counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+_OWNER = """
+import sys, time
+from yiem.local_llm import LocalLlmServer
+server = LocalLlmServer(progress=None).start()
+print(server._process.pid, flush=True)
+if sys.argv[1] == "hang":
+    time.sleep(120)
+"""
+
+
+@pytest.mark.llama
+@pytest.mark.parametrize("ending", ["exit", "hang"], ids=["normal-exit", "killed"])
+def test_server_never_outlives_its_python_process(ending: str) -> None:
+    """Normal exit runs atexit; SIGKILL, where atexit cannot run, is covered by the parent-death signal."""
+    owner = subprocess.Popen(
+        [sys.executable, "-c", _OWNER, ending],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert owner.stdout is not None
+    server_pid = int(owner.stdout.readline())
+    assert _alive(server_pid)
+    if ending == "hang":
+        owner.send_signal(signal.SIGKILL)
+    owner.wait(60)
+    assert _gone_within(server_pid, 30), f"llama-server {server_pid} outlived its owner"
