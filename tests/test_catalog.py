@@ -172,3 +172,9 @@ def test_known_model_ids_for_pickers() -> None:
     ids = known_model_ids("openai")
     assert "gpt-4o-mini" in ids and len(ids) > 10
     assert known_model_ids("ollama") == []
+
+
+def test_openrouter_ids_with_a_vendor_prefix_are_priced() -> None:
+    model = get_model("openrouter", "openai/gpt-4o")
+    assert model.price_known and model.base_url == "https://openrouter.ai/api/v1"
+    assert model.cost.input > 0 and model.cost.output > model.cost.input
