@@ -75,6 +75,16 @@ messages = Table(
     Index("ix_messages_conversation_position", "conversation_id", "position", unique=True),
 )
 
+# The columns yiem.usage.Counts sums: an index holding them answers the Costs page by itself.
+_USAGE_COUNT_COLUMNS = (
+    "price_known",
+    "cost_total",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
 # The UTC hour of a usage row; yiem.usage writes the same text so the expression index matches.
 USAGE_HOUR_EXPRESSION = "(created_ms / 3600000)"
 
@@ -137,13 +147,7 @@ usage = Table(
         "model",
         "stop_reason",
         "created_ms",
-        "price_known",
-        "cost_total",
-        "input_tokens",
-        "output_tokens",
-        "cache_read_tokens",
-        "cache_write_tokens",
-        "reasoning_tokens",
+        *_USAGE_COUNT_COLUMNS,
     ),
     # The top conversations: read in conversation order, SQLite groups them as it goes instead of
     # sorting every request of the period (yiem.usage.top_conversations asks for this index).
@@ -154,13 +158,7 @@ usage = Table(
         "provider",
         "model",
         "stop_reason",
-        "price_known",
-        "cost_total",
-        "input_tokens",
-        "output_tokens",
-        "cache_read_tokens",
-        "cache_write_tokens",
-        "reasoning_tokens",
+        *_USAGE_COUNT_COLUMNS,
     ),
 )
 

@@ -1,9 +1,10 @@
 """The Costs page's aggregations over the usage table, pushed down to SQL (SQLite and PostgreSQL).
 
 One grouped query (the "cube": local hour or day x provider x model x stop reason) feeds the
-charts and the provider, model and stop-reason breakdowns; one ungrouped query per period gives
-the headline and its previous period; medians come from a bounded sample; the top conversations
-walk an index in conversation order. Nothing loads every row into Python.
+headline, the charts and the provider, model and stop-reason breakdowns; it sums requests per UTC
+hour straight off an index in hour order, then groups the hours, so SQLite sorts hours, not
+requests. The previous period is one ungrouped query; medians come from a bounded sample; the
+top conversations walk an index in conversation order. Nothing loads every row into Python.
 
 Local buckets: `(created_ms + offset) // size` with the zone's offset written as a CASE over the
 DST changes inside the range, so a day in Europe/Paris is 23, 24 or 25 hours as the clocks say,
