@@ -5,7 +5,9 @@ views (the page's default "last 30 days", and "all time"), both sides compute wh
 shows: the cube (per local day x provider x model x stop reason), the headline with the previous
 period and medians, the top conversations with titles, and the filter choices. The pandas side
 reads every row of the range (and of the previous period) with `pd.read_sql` and groups there.
-Reports medians of wall time, their ratio, and the peak of Python allocations (tracemalloc).
+Runs alternate (SQL, pandas, SQL, ...) so load from elsewhere on the machine hits both sides.
+Reports medians of wall time, their ratio, and the peak of Python allocations (tracemalloc: the
+database's own page cache is outside it, a few MB per connection by SQLite's default).
 
     .venv/bin/python bench/dashboard.py [--sizes 10000 100000 1000000] [--repeat 3]
 """
@@ -123,14 +125,16 @@ def pandas_page(engine: Engine, flt: usage.UsageFilter) -> dict[str, Any]:
     }
 
 
-def timed(run: Callable[[], dict[str, Any]], repeat: int) -> tuple[float, dict[str, Any]]:
-    times = []
-    result: dict[str, Any] = {}
+def timed(runs: list[Callable[[], dict[str, Any]]], repeat: int) -> list[tuple[float, dict[str, Any]]]:
+    """Median wall time and last result of each run, taking turns so load on the machine hits all."""
+    times: list[list[float]] = [[] for _ in runs]
+    results: list[dict[str, Any]] = [{} for _ in runs]
     for _ in range(repeat):
-        start = time.perf_counter()
-        result = run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
+        for index, run in enumerate(runs):
+            start = time.perf_counter()
+            results[index] = run()
+            times[index].append(time.perf_counter() - start)
+    return [(statistics.median(t), r) for t, r in zip(times, results, strict=True)]
 
 
 def peak_mb(run: Callable[[], Any]) -> float:
@@ -145,8 +149,7 @@ def measure(engine: Engine, flt: usage.UsageFilter, label: str, repeat: int) -> 
     """One table row: both sides timed, checked to agree, and their allocation peaks."""
     sql_run = partial(sql_page, engine, flt)
     pandas_run = partial(pandas_page, engine, flt)
-    sql_time, sql_result = timed(sql_run, repeat)
-    pd_time, pd_result = timed(pandas_run, repeat)
+    (sql_time, sql_result), (pd_time, pd_result) = timed([sql_run, pandas_run], repeat)
     # Same work on both sides: the figures must agree before the times mean anything.
     assert sql_result["requests"] == pd_result["requests"], (sql_result, pd_result)
     assert sql_result["previous_requests"] == pd_result["previous_requests"]
