@@ -62,7 +62,10 @@ def set_widgets(form: ToolForm, keys: FormKeys, state: FormState) -> None:
 def load_arguments(form: ToolForm, keys: FormKeys, arguments: Mapping[str, Any]) -> None:
     """Fill the form (and the raw editor) with `arguments`, e.g. to replay a call."""
     st.session_state[keys.raw_text] = format_raw_json(arguments)
-    set_widgets(form, keys, form.state_from_arguments(arguments))
+    try:
+        set_widgets(form, keys, form.state_from_arguments(arguments))
+    except FormValueError:  # the tool's schema changed since: the JSON editor shows them as sent
+        st.session_state[keys.raw_mode] = True
 
 
 def _raw_mode_changed(form: ToolForm, keys: FormKeys) -> None:
@@ -72,13 +75,13 @@ def _raw_mode_changed(form: ToolForm, keys: FormKeys) -> None:
         session[keys.raw_text] = format_raw_json(form.partial_arguments(_state_from_widgets(form, keys)))
         return
     try:
-        arguments = parse_raw_json(session.get(keys.raw_text, ""))
-    except RawJsonError as error:
+        state = form.state_from_arguments(parse_raw_json(session.get(keys.raw_text, "")))
+    except (RawJsonError, FormValueError) as error:
         # Stay in raw mode: going back to the form would throw the text away.
         session[keys.raw_mode] = True
         session[keys.errors] = {"": f"{error} Fix it before going back to the form."}
         return
-    set_widgets(form, keys, form.state_from_arguments(arguments))
+    set_widgets(form, keys, state)
 
 
 def remember(key: str, default: Any = None) -> None:

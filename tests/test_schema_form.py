@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import jsonschema
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
@@ -372,6 +372,7 @@ def test_a_tool_without_a_schema_has_an_empty_form() -> None:
     assert form.arguments(form.initial_state()) == {}
 
 
+@settings(deadline=None)  # a busy CI machine must not turn slowness into a failure
 @given(
     level=st.sampled_from([1, 2, 3]),
     count=st.integers(min_value=1, max_value=10),
@@ -401,3 +402,26 @@ def test_one_json_field_is_checked_on_its_own() -> None:
     )
     assert form.field_error("count", "-1") == "-1 is less than the minimum of 0"
     assert form.field_error("no-such-field", "{}") is None
+
+
+def test_values_a_widget_cannot_show_keep_the_json_editor_open() -> None:
+    form = ToolForm(NESTED)
+    with pytest.raises(FormValueError) as caught:
+        form.state_from_arguments({"name": 7, "count": "3", "loud": 1, "scale": True})
+    assert caught.value.field_errors == {
+        "name": "7 is not text.",
+        "count": '"3" is not a whole number.',
+        "scale": "true is not a number.",
+        "loud": "1 is not true or false.",
+    }
+    assert form.state_from_arguments({"name": "a", "count": 4.0}).values["count"] == 4
+    enums = ToolForm(ENUMS)
+    with pytest.raises(FormValueError, match="level: true is not one of the choices"):
+        enums.state_from_arguments({"level": True})  # True == 1, but it is not the choice 1
+    with pytest.raises(FormValueError, match='tags: \\["a", "z"\\] is not a list of the choices'):
+        enums.state_from_arguments({"tags": ["a", "z"]})
+
+
+def test_a_default_that_breaks_its_own_schema_is_left_out() -> None:
+    form = ToolForm({"type": "object", "properties": {"n": {"type": "integer", "default": "many"}}})
+    assert form.initial_state().values == {"n": None}

@@ -288,6 +288,10 @@ def test_raw_json_mode_stays_in_step_with_the_form(connected: AppTest) -> None:
     at.toggle(key="tf:everything:get-sum:@rawmode").set_value(False).run()
     assert at.toggle(key="tf:everything:get-sum:@rawmode").value, "bad JSON keeps the editor open"
     assert any(error.value.startswith("Not valid JSON") for error in at.error)
+    at.text_area(key="tf:everything:get-sum:@raw").input('{"a": "one", "b": 2}').run()
+    at.toggle(key="tf:everything:get-sum:@rawmode").set_value(False).run()
+    assert at.toggle(key="tf:everything:get-sum:@rawmode").value, "a value the form cannot show keeps it open"
+    assert any('a: "one" is not a number.' in error.value for error in at.error)
     at.text_area(key="tf:everything:get-sum:@raw").input('{"a": 1, "b": 2}').run()
     _call(at)
     assert "The sum of 1 and 2 is 3." in _texts(at)

@@ -172,10 +172,12 @@ class ToolForm:
             if field.has_default and field.default is None and field.nullable:
                 state.nulls.add(field.name)
                 state.values[field.name] = _empty_value(field)
-            elif field.has_default:
-                state.values[field.name] = widget_value(field, field.default)
             else:
-                state.values[field.name] = _empty_value(field)
+                try:
+                    default = widget_value(field, field.default) if field.has_default else _empty_value(field)
+                except ValueError:  # a default that contradicts its own schema is left out
+                    default = _empty_value(field)
+                state.values[field.name] = default
         return state
 
     def arguments(self, state: FormState) -> dict[str, Any]:
@@ -248,8 +250,12 @@ class ToolForm:
             raise FormValueError(errors)
 
     def state_from_arguments(self, arguments: Mapping[str, Any]) -> FormState:
-        """Widget values that stand for these arguments (the raw-JSON editor's way back to the form)."""
+        """Widget values that stand for these arguments (the raw-JSON editor's way back to the form).
+
+        Raises `FormValueError` naming each field whose value its widget cannot show, so nothing is lost.
+        """
         state = FormState()
+        errors: dict[str, str] = {}
         names = {field.name for field in self.fields}
         for field in self.fields:
             if field.name not in arguments:
@@ -258,7 +264,12 @@ class ToolForm:
                 state.nulls.add(field.name)
                 state.values[field.name] = _empty_value(field)
             else:
-                state.values[field.name] = widget_value(field, arguments[field.name])
+                try:
+                    state.values[field.name] = widget_value(field, arguments[field.name])
+                except ValueError as error:
+                    errors[field.name] = str(error)
+        if errors:
+            raise FormValueError(errors)
         state.extra = {key: value for key, value in arguments.items() if key not in names}
         return state
 
@@ -303,21 +314,42 @@ def _empty_value(field: FormField) -> Any:
 
 
 def widget_value(field: FormField, value: Any) -> Any:
-    """What the field's widget holds to show `value`."""
-    if field.kind in (FieldKind.TEXT, FieldKind.TEXTAREA) and isinstance(value, str):
+    """What the field's widget holds to show `value`; `ValueError` in words when the widget cannot."""
+    kind = field.kind
+    is_number = isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == FieldKind.JSON:
+        return json.dumps(value, indent=2, ensure_ascii=False)
+    if kind in (FieldKind.TEXT, FieldKind.TEXTAREA) and isinstance(value, str):
         return value
-    if field.kind == FieldKind.INTEGER and isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if field.kind == FieldKind.NUMBER and isinstance(value, int | float) and not isinstance(value, bool):
+    if kind == FieldKind.INTEGER and is_number and float(value).is_integer():
+        return int(value)
+    if kind == FieldKind.NUMBER and is_number:
         return float(value)
-    if field.kind == FieldKind.BOOLEAN and isinstance(value, bool):
+    if kind == FieldKind.BOOLEAN and isinstance(value, bool):
         return value
-    if field.kind == FieldKind.SELECT and value in field.options:
+    if kind == FieldKind.SELECT and _is_option(value, field.options):
         return value
-    if field.kind == FieldKind.MULTISELECT and isinstance(value, list):
-        return [item for item in value if item in field.options]
-    # Anything the widget cannot show as itself is shown as JSON text.
-    return json.dumps(value, indent=2, ensure_ascii=False) if field.kind == FieldKind.JSON else value
+    if (
+        kind == FieldKind.MULTISELECT
+        and isinstance(value, list)
+        and all(_is_option(item, field.options) for item in value)
+    ):
+        return list(value)
+    expected = {
+        FieldKind.TEXT: "text",
+        FieldKind.TEXTAREA: "text",
+        FieldKind.INTEGER: "a whole number",
+        FieldKind.NUMBER: "a number",
+        FieldKind.BOOLEAN: "true or false",
+        FieldKind.SELECT: "one of the choices",
+        FieldKind.MULTISELECT: "a list of the choices",
+    }[kind]
+    raise ValueError(f"{json.dumps(value, ensure_ascii=False)} is not {expected}.")
+
+
+def _is_option(value: Any, options: list[Any]) -> bool:
+    # `True == 1` in Python; a choice must match in type as well as value.
+    return any(value == option and type(value) is type(option) for option in options)
 
 
 def argument_value(field: FormField, value: Any) -> Any:
@@ -334,7 +366,7 @@ def argument_value(field: FormField, value: Any) -> Any:
             return value
         raise ValueError(f"Expected true or false, got {value!r}.")
     if field.kind == FieldKind.SELECT:
-        if value not in field.options:
+        if not _is_option(value, field.options):
             raise ValueError(f"{value!r} is not one of the choices.")
         return value
     if field.kind == FieldKind.MULTISELECT:
