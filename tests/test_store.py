@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import signal
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -39,8 +38,9 @@ from yiem.types import (
 
 
 @pytest.fixture
-def db_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'yiem.db'}"
+def db_url(any_store_url: str) -> str:
+    """Every store test runs on SQLite and again on PostgreSQL (tests/fixtures/postgres.py)."""
+    return any_store_url
 
 
 @pytest.fixture
@@ -76,28 +76,34 @@ def test_fresh_database_is_stamped_with_the_latest_version(db_url: str) -> None:
         )
 
 
-def test_unversioned_database_from_before_migrations_is_upgraded(tmp_path: Path) -> None:
+# The first skeleton's tables (no version table, no newer indexes), as each dialect spelled them.
+_SKELETON = """
+CREATE TABLE conversations (id VARCHAR(36) PRIMARY KEY, title TEXT NOT NULL,
+  provider VARCHAR(100) NOT NULL, model VARCHAR(200) NOT NULL, system_prompt TEXT NOT NULL,
+  created_ms BIGINT NOT NULL, updated_ms BIGINT NOT NULL);
+CREATE TABLE messages (id {serial}, conversation_id VARCHAR(36) NOT NULL,
+  position INTEGER NOT NULL, role VARCHAR(20) NOT NULL, data TEXT NOT NULL,
+  created_ms BIGINT NOT NULL);
+CREATE UNIQUE INDEX ix_messages_conversation_position ON messages (conversation_id, position);
+INSERT INTO conversations VALUES ('c1', 'kept', '', '', '', 1, 1)
+"""
+
+
+def test_unversioned_database_from_before_migrations_is_upgraded(db_url: str) -> None:
     """A database made by the first skeleton (no version table, no newer indexes) migrates in place."""
-    path = tmp_path / "old.db"
-    with sqlite3.connect(path) as conn:
-        conn.executescript(
-            """
-            CREATE TABLE conversations (id VARCHAR(36) PRIMARY KEY, title TEXT NOT NULL,
-              provider VARCHAR(100) NOT NULL, model VARCHAR(200) NOT NULL, system_prompt TEXT NOT NULL,
-              created_ms BIGINT NOT NULL, updated_ms BIGINT NOT NULL);
-            CREATE TABLE messages (id INTEGER PRIMARY KEY, conversation_id VARCHAR(36) NOT NULL,
-              position INTEGER NOT NULL, role VARCHAR(20) NOT NULL, data TEXT NOT NULL,
-              created_ms BIGINT NOT NULL);
-            CREATE UNIQUE INDEX ix_messages_conversation_position ON messages (conversation_id, position);
-            INSERT INTO conversations VALUES ('c1', 'kept', '', '', '', 1, 1);
-            """
-        )
-    engine = create_store_engine(f"sqlite:///{path}")
+    old = create_engine(db_url)
+    serial = "SERIAL PRIMARY KEY" if old.dialect.name == "postgresql" else "INTEGER PRIMARY KEY"
+    with old.begin() as conn:
+        for statement in _SKELETON.format(serial=serial).split(";"):
+            conn.execute(text(statement))
+    old.dispose()
+    engine = create_store_engine(db_url)
     with engine.connect() as conn:
         assert current_schema_version(conn) == SCHEMA_VERSION
         assert "ix_conversations_updated" in {i["name"] for i in inspect(conn).get_indexes("conversations")}
         assert "usage" in inspect(conn).get_table_names()
     assert ConversationStore(engine).get("c1").title == "kept"
+    assert ConversationStore(engine).append_message("c1", _reply(), PRICED) == 0
 
 
 def test_database_from_a_newer_yiem_is_refused(db_url: str) -> None:
@@ -323,8 +329,9 @@ def test_sigkill_during_a_stream_of_writes_leaves_only_whole_messages(
     loaded = reopened.load_messages(conversation.id)  # every row parses: no half-written message
     assert len(loaded) >= 5
     assert [m.content[0].text[5000:] for m in loaded] == [str(n) for n in range(len(loaded))]  # type: ignore[union-attr]
-    with reopened.engine.connect() as conn:
-        assert conn.execute(text("PRAGMA integrity_check")).scalar() == "ok"
+    if reopened.engine.dialect.name == "sqlite":  # PostgreSQL rolls back a dropped client's transaction
+        with reopened.engine.connect() as conn:
+            assert conn.execute(text("PRAGMA integrity_check")).scalar() == "ok"
     assert reopened.append_message(conversation.id, UserMessage(content=[TextContent(text="after")])) == len(
         loaded
     )

@@ -230,9 +230,17 @@ def current_schema_version(conn: Connection) -> int:
     return 1 if "conversations" in tables else 0
 
 
+# Replicas sharing one PostgreSQL database each migrate as they start; this transaction-scoped
+# advisory lock makes them take turns, so the second finds the first's tables instead of racing
+# it to CREATE TABLE. (SQLite serialises writers by itself.) The key is arbitrary but fixed.
+_MIGRATION_LOCK_KEY = 0x7969656D  # "yiem"
+
+
 def migrate(engine: Engine) -> int:
     """Bring the schema to `SCHEMA_VERSION`; returns the version it found."""
     with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY})
         found = current_schema_version(conn)
         if found > SCHEMA_VERSION:
             raise SchemaTooNewError(
