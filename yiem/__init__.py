@@ -86,6 +86,7 @@ __all__ = [
     "LlmClient",
     "LlmModel",
     "LlmUsage",
+    "LocalLlmServer",
     "McpClient",
     "McpError",
     "MessageContent",
@@ -96,6 +97,7 @@ __all__ = [
     "OpenAIChatClient",
     "ReasoningContent",
     "ReasoningDelta",
+    "RetryPolicy",
     "ScriptedLlm",
     "ScriptedRequest",
     "StreamDone",
@@ -128,8 +130,9 @@ __all__ = [
 
 if TYPE_CHECKING:
     from yiem.catalog import get_model
+    from yiem.local_llm import LocalLlmServer
     from yiem.mcp import McpClient, McpError
-    from yiem.providers import AnthropicClient, OpenAIChatClient
+    from yiem.providers import AnthropicClient, OpenAIChatClient, RetryPolicy
     from yiem.tool_registry import ToolRegistry
 
 # The HTTP and MCP layers load on first use, so `import yiem` (and `import yiem.mcp`) stay light.
@@ -139,6 +142,8 @@ _LAZY = {
     "McpClient": "yiem.mcp",
     "McpError": "yiem.mcp",
     "ToolRegistry": "yiem.tool_registry",
+    "RetryPolicy": "yiem.providers",
+    "LocalLlmServer": "yiem.local_llm",
     "get_model": "yiem.catalog",
 }
 
