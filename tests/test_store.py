@@ -104,6 +104,10 @@ def test_unversioned_database_from_before_migrations_is_upgraded(db_url: str) ->
         assert "usage" in inspect(conn).get_table_names()
     assert ConversationStore(engine).get("c1").title == "kept"
     assert ConversationStore(engine).append_message("c1", _reply(), PRICED) == 0
+    ConversationStore(engine).update_settings(
+        "c1", provider="p" * 150, model="m" * 300
+    )  # once VARCHAR(100/200)
+    assert ConversationStore(engine).get("c1").model == "m" * 300
 
 
 def test_database_from_a_newer_yiem_is_refused(db_url: str) -> None:
@@ -214,6 +218,49 @@ def test_a_usage_row_per_assistant_message_with_cost_from_the_model(store: Conve
     assert first["error"] is None
     assert second["price_known"] is False and second["cost_total"] == 0.0
     assert (second["stop_reason"], second["error"]) == ("error", "HTTP 401: invalid key")
+
+
+def _keeps_long_names(store: ConversationStore) -> None:
+    provider, model = "https://" + "h" * 300 + "/v1", "/models/" + "m" * 500 + ".gguf"
+    conversation = store.create(provider=provider, model=model)
+    reply = _reply(stop_reason="s" * 80).model_copy(
+        update={"provider": provider, "model": model, "api": "a" * 80}
+    )
+    store.append_message(conversation.id, reply, LlmModel(id=model, provider=provider))
+    assert (store.get(conversation.id).provider, store.get(conversation.id).model) == (provider, model)
+    with store.engine.connect() as conn:
+        row = conn.execute(
+            select(usage.c.provider, usage.c.model, usage.c.api, usage.c.stop_reason).where(
+                usage.c.conversation_id == conversation.id
+            )
+        ).one()
+    assert tuple(row) == (provider, model, "a" * 80, "s" * 80)
+
+
+def test_long_provider_and_model_names_are_kept_whole(store: ConversationStore) -> None:
+    """Names come from servers, users and imports: no length limit (PostgreSQL would refuse one)."""
+    _keeps_long_names(store)
+
+
+def test_a_version_2_database_takes_long_names_after_migrating(db_url: str) -> None:
+    engine = create_store_engine(db_url)
+    with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":  # the lengths version 2 declared; SQLite never enforced them
+            for table, column, length in [
+                ("conversations", "provider", 100),
+                ("conversations", "model", 200),
+                ("usage", "provider", 100),
+                ("usage", "api", 50),
+                ("usage", "model", 200),
+                ("usage", "stop_reason", 50),
+            ]:
+                conn.execute(text(f"ALTER TABLE {table} ALTER COLUMN {column} TYPE VARCHAR({length})"))
+        conn.execute(text("UPDATE schema_version SET version = 2"))
+    engine.dispose()
+    store = ConversationStore(create_store_engine(db_url))
+    with store.engine.connect() as conn:
+        assert current_schema_version(conn) == SCHEMA_VERSION
+    _keeps_long_names(store)
 
 
 def test_cost_already_on_the_message_is_kept(store: ConversationStore) -> None:

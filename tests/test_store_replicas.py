@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import pytest
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, create_engine, func, select, text
 
 from yiem.store import SCHEMA_VERSION, ConversationStore, create_store_engine, current_schema_version, usage
 from yiem.types import AssistantMessage, LlmModel, LlmUsage, ModelCost, TextContent, UserMessage
@@ -110,3 +110,24 @@ def test_replicas_starting_together_on_an_empty_database_migrate_once(postgres_u
     assert ConversationStore(engines[1]).get(conversation.id).title == "after the race"
     for engine in engines:
         engine.dispose()
+
+
+def test_a_replica_keeps_working_after_the_server_drops_its_connections(
+    replicas: list[Engine], postgres_url: str
+) -> None:
+    """A database restart, failover or idle timeout ends pooled connections; the next request still works."""
+    store = ConversationStore(replicas[0])
+    conversation = store.create(title="before the drop")
+    store.append_message(conversation.id, _user("kept"))
+    admin = create_engine(postgres_url)
+    with admin.connect() as conn:
+        dropped = conn.execute(
+            text(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        ).scalar()
+    admin.dispose()
+    assert dropped  # the replicas' pooled connections were there, and are gone
+    assert [c.title for c in store.list_conversations()] == ["before the drop"]
+    assert store.append_message(conversation.id, _user("after")) == 1

@@ -35,7 +35,7 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.schema import CreateIndex
 
@@ -43,6 +43,8 @@ from yiem.types import AgentMessage, AssistantMessage, AssistantMessageToolCall,
 
 metadata = MetaData()
 
+# Names that come from servers, users or imports (provider, model, api, stop reason) are TEXT:
+# SQLite never enforced the VARCHAR lengths they once had, PostgreSQL refuses a longer value.
 # Times are epoch milliseconds (UTC): bucketing by day or hour is then plain integer arithmetic
 # that SQLite and PostgreSQL evaluate alike.
 conversations = Table(
@@ -50,8 +52,8 @@ conversations = Table(
     metadata,
     Column("id", String(36), primary_key=True),
     Column("title", Text, nullable=False, default=""),
-    Column("provider", String(100), nullable=False, default=""),
-    Column("model", String(200), nullable=False, default=""),
+    Column("provider", Text, nullable=False, default=""),
+    Column("model", Text, nullable=False, default=""),
     Column("system_prompt", Text, nullable=False, default=""),
     Column("created_ms", BigInteger, nullable=False),
     Column("updated_ms", BigInteger, nullable=False),
@@ -94,9 +96,9 @@ usage = Table(
     Column("id", Integer, primary_key=True, autoincrement=True),
     Column("created_ms", BigInteger, nullable=False),
     Column("conversation_id", String(36), nullable=True),
-    Column("provider", String(100), nullable=False, default=""),
-    Column("api", String(50), nullable=False, default=""),
-    Column("model", String(200), nullable=False, default=""),
+    Column("provider", Text, nullable=False, default=""),
+    Column("api", Text, nullable=False, default=""),
+    Column("model", Text, nullable=False, default=""),
     Column("input_tokens", Integer, nullable=False, default=0),
     Column("output_tokens", Integer, nullable=False, default=0),
     Column("cache_read_tokens", Integer, nullable=False, default=0),
@@ -110,7 +112,7 @@ usage = Table(
     Column("price_known", Boolean, nullable=False, default=False),
     Column("latency_ms", Float, nullable=True),
     Column("ttft_ms", Float, nullable=True),
-    Column("stop_reason", String(50), nullable=False, default=""),
+    Column("stop_reason", Text, nullable=False, default=""),
     Column("error", Text, nullable=True),
     Index("ix_usage_created", "created_ms"),
     Index("ix_usage_conversation", "conversation_id"),
@@ -205,7 +207,28 @@ def _migrate_1_to_2(conn: Connection) -> None:
     _ensure_indexes(conn)
 
 
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migrate_1_to_2}
+_WIDENED_TO_TEXT = [
+    ("conversations", "provider"),
+    ("conversations", "model"),
+    ("usage", "provider"),
+    ("usage", "api"),
+    ("usage", "model"),
+    ("usage", "stop_reason"),
+]
+
+
+def _migrate_2_to_3(conn: Connection) -> None:
+    # Version 3 makes the names TEXT (see above). SQLite stores them alike whatever the declared
+    # type, so only PostgreSQL's columns change (varchar to text rewrites no table there).
+    if conn.dialect.name != "postgresql":
+        return
+    existing_tables = set(inspect(conn).get_table_names())  # a version-1 database has no usage yet
+    for table, column in _WIDENED_TO_TEXT:
+        if table in existing_tables:
+            conn.execute(text(f"ALTER TABLE {table} ALTER COLUMN {column} TYPE TEXT"))
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3}
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 
 
@@ -232,7 +255,7 @@ def current_schema_version(conn: Connection) -> int:
 
 # Replicas sharing one PostgreSQL database each migrate as they start; this transaction-scoped
 # advisory lock makes them take turns, so the second finds the first's tables instead of racing
-# it to CREATE TABLE. (SQLite serialises writers by itself.) The key is arbitrary but fixed.
+# it to CREATE TABLE. The key is arbitrary but fixed.
 _MIGRATION_LOCK_KEY = 0x7969656D  # "yiem"
 
 
@@ -261,7 +284,10 @@ def migrate(engine: Engine) -> int:
 
 def create_store_engine(url: str | None = None) -> Engine:
     """An engine with the schema migrated; SQLite files get WAL and enforced foreign keys."""
-    engine = create_engine(url or database_url())
+    url = url or database_url()
+    # A server database outlives the app's connections (restarts, failover, idle timeouts): each
+    # pooled connection is checked before use, so a replica does not fail its next request.
+    engine = create_engine(url, pool_pre_ping=make_url(url).get_backend_name() != "sqlite")
     if engine.dialect.name == "sqlite":
 
         @event.listens_for(engine, "connect")
