@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import time
 from collections.abc import Iterator
@@ -321,7 +322,7 @@ def test_server_log_messages_show_in_the_notifications_panel(connected: AppTest)
     _call(at)
     try:
         deadline = time.monotonic() + 30
-        while not any("-level message" in block.value.lower() for block in at.code):
+        while not any(re.search(r"[- ]level[- ]message", block.value) for block in at.code):
             assert time.monotonic() < deadline, "no log message shown"
             time.sleep(0.2)
             at.run()
