@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
+import bootstrap
 from yiem.mcp import McpClient, McpError, McpTool
 from yiem.mcp.config import (
     McpConfig,
@@ -42,8 +42,8 @@ _EVENTS = "tools-events"
 
 
 def config_path() -> Path:
-    """`YIEM_MCP_CONFIG`, else `mcp.json` in the working folder (the app's bootstrap reads the same)."""
-    return Path(os.environ.get("YIEM_MCP_CONFIG", "mcp.json"))
+    """The mcp.json the app's bootstrap reads."""
+    return bootstrap.mcp_config_path()
 
 
 def clients() -> dict[str, McpClient]:

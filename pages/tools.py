@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 import streamlit as st
 
+import bootstrap
 import tools_connect as connection
 from tools_browse import draw_prompts, draw_resources
 from tools_calls import draw_history, draw_tools, finish_run
 
-# The app's shell sets up the session (store, registry, mcp.json servers); the page also runs alone.
-if importlib.util.find_spec("bootstrap") is not None:
-    importlib.import_module("bootstrap").ensure_session()
+bootstrap.ensure_session()
 
 session: Any = st.session_state
 st.title("Tools", anchor=False)
