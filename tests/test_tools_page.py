@@ -396,6 +396,19 @@ def test_a_long_call_shows_progress_and_can_be_cancelled(connected: AppTest) -> 
     assert any(warning.value.startswith("Cancelled after") for warning in at.warning)
 
 
+def test_the_timeout_setting_ends_a_silent_call_in_words(connected: AppTest) -> None:
+    at = connected
+    _choose_tool(at, "trigger-long-running-operation")
+    _field(at, "trigger-long-running-operation", "duration").set_value(30.0)
+    _field(at, "trigger-long-running-operation", "steps").set_value(1.0)
+    at.number_input(key="tools-timeout").set_value(1).run()
+    _call(at)
+    record = at.session_state["tools-history"][-1]
+    assert record.status == "failed"
+    assert "did not answer 'tools/call' within 1 s" in (record.error or "")
+    assert record.error in [error.value for error in at.error]
+
+
 def test_resources_are_listed_and_read(connected: AppTest) -> None:
     at = connected
     at.session_state["tools-tab"] = "Resources"
