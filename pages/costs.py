@@ -145,7 +145,9 @@ def choose_conversation(engine: Engine, top: list[usage.BreakdownRow], current: 
     options: list[str | None] = [None, *(r.conversation_id for r in top if r.conversation_id)]
     if current not in options:
         options.insert(1, current)
-    titles = usage.conversation_titles(engine, [cid for cid in options if cid])
+    titles = {r.conversation_id: r.label for r in top if r.conversation_id}
+    if current and current not in titles:  # a shared link to a conversation outside the top 50
+        titles.update(usage.conversation_titles(engine, [current]))
     st.selectbox(
         "Conversation",
         options,

@@ -121,3 +121,16 @@ def test_csv_downloads_hold_the_filtered_rows(known_usage: Engine, costs_page: A
         ("openai", "0.011250"),
         ("ollama", "0.000000"),
     ]
+
+
+def test_a_linked_conversation_outside_the_period_keeps_its_title(
+    known_usage: Engine, costs_page: Any
+) -> None:
+    costs_page.query_params["conversation"] = "conv-b"
+    costs_page.query_params["provider"] = "openai"  # conv-b only used Ollama: not among the top
+    page = paris_view(costs_page)
+    assert not page.exception
+    picker = page.selectbox(key="conversation_pick")
+    assert picker.value == "conv-b"
+    assert "Local chat" in picker.options
+    assert "No requests match these filters" in page.info[0].value
