@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from time import monotonic
 from typing import Any
 
 import streamlit as st
@@ -12,6 +14,7 @@ import streamlit as st
 import bootstrap
 import chat_agent
 import chat_sidebar
+from yiem.background_events import BackgroundEvents, Quiet
 from yiem.chat_session import ChatSession, ChatSessionError, reply_caption, tool_results_by_call, user_message
 from yiem.connection import LOCAL
 from yiem.events import (
@@ -23,6 +26,7 @@ from yiem.events import (
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
+    TurnStartEvent,
 )
 from yiem.store import ConversationNotFoundError, StoreError
 from yiem.types import (
@@ -35,6 +39,9 @@ from yiem.types import (
     ToolResultMessage,
     UserMessage,
 )
+
+WAKE_SECONDS = 0.25
+"""Longest time the page waits for an event before it redraws (a clock) and so notices a Stop."""
 
 bootstrap.ensure_session()
 chat: ChatSession = st.session_state["chat"]
@@ -182,15 +189,41 @@ class _LiveReply:
     def __init__(self) -> None:
         self.reasoning = ""
         self.reasoning_slot: Any = None
-        self.toolcall_slot: Any = None
+        self.note_slot: Any = None  # below the text: a tool call being prepared, or a wait
+        self.waiting = False
         self.ended: AssistantMessage | AssistantMessageToolCall | None = None
 
 
-def _text_deltas(events: Iterator[AgentEvent], live: _LiveReply) -> Iterator[str]:
+@dataclass
+class _RunningTool:
+    """A tool call on screen as a running `st.status`; its label shows how long it has run."""
+
+    status: Any
+    name: str
+    started: float = field(default_factory=monotonic)
+    progress: str = ""
+
+    def redraw(self) -> None:
+        elapsed = f"{monotonic() - self.started:.0f} s"
+        self.status.update(label=f"Running tool `{self.name}`… {elapsed} {self.progress}".rstrip())
+
+
+def _waiting_text(quiet: Quiet) -> str:
+    return "Waiting for the model…" + (f" {quiet.seconds:.0f} s" if quiet.seconds >= 1 else "")
+
+
+def _text_deltas(events: Iterator[AgentEvent | Quiet], live: _LiveReply) -> Iterator[str]:
     # Feeds st.write_stream with text while drawing reasoning and tool-call progress beside it;
     # stops at the end of this assistant message and leaves the rest of the events to the caller.
     for event in events:
-        if isinstance(event, MessageUpdateEvent):
+        if isinstance(event, Quiet):
+            # Drawing something is also how a Stop pressed meanwhile takes effect (see `_run`).
+            live.waiting = True
+            live.note_slot.caption(_waiting_text(event))
+        elif isinstance(event, MessageUpdateEvent):
+            if event.kind != "toolcall" and live.waiting:
+                live.waiting = False
+                live.note_slot.empty()
             if event.kind == "text":
                 yield event.delta
             elif event.kind == "reasoning":
@@ -198,8 +231,9 @@ def _text_deltas(events: Iterator[AgentEvent], live: _LiveReply) -> Iterator[str
                 with live.reasoning_slot.container(), st.expander("Reasoning", expanded=False):
                     st.markdown(live.reasoning)
             else:
+                live.waiting = False
                 names = [call.name for call in getattr(event.message, "tool_calls", [])]
-                live.toolcall_slot.caption(f"Preparing a tool call… {', '.join(names)}")
+                live.note_slot.caption(f"Preparing a tool call… {', '.join(names)}")
         elif isinstance(event, MessageEndEvent):
             message = event.message
             if isinstance(message, AssistantMessage | AssistantMessageToolCall):
@@ -207,42 +241,57 @@ def _text_deltas(events: Iterator[AgentEvent], live: _LiveReply) -> Iterator[str
             return
 
 
-def _draw_run(events: Iterator[AgentEvent]) -> str | None:
+def _draw_reply(events: Iterator[AgentEvent | Quiet]) -> None:
+    live = _LiveReply()
+    live.reasoning_slot = st.empty()  # becomes an expander once reasoning arrives
+    text = st.container()
+    live.note_slot = st.empty()
+    text.write_stream(_text_deltas(events, live))
+    live.note_slot.empty()
+    if live.ended is not None:
+        _draw_failure(live.ended)
+        st.caption(reply_caption(live.ended))
+
+
+def _draw_run(events: Iterator[AgentEvent | Quiet]) -> str | None:
     """Draw the run as it happens; returns the loop's own error (one no reply carries), if any."""
     container: Any = None
     notice: str | None = None
-    statuses: dict[str, Any] = {}
+    running: dict[str, _RunningTool] = {}
+    waiting: Any = st.empty()  # "Waiting for the model…" where the next reply will appear
     for event in events:
-        if isinstance(event, MessageStartEvent) and isinstance(
+        if isinstance(event, Quiet):
+            # Each wake-up redraws something, which is also where Streamlit raises a pending Stop.
+            for tool in running.values():
+                tool.redraw()
+            if not running:
+                waiting.caption(_waiting_text(event))
+        elif isinstance(event, TurnStartEvent):
+            waiting = st.empty()
+        elif isinstance(event, MessageStartEvent) and isinstance(
             event.message, AssistantMessage | AssistantMessageToolCall
         ):
+            waiting.empty()
             container = st.chat_message("assistant")
             with container:
-                live = _LiveReply()
-                live.reasoning_slot = st.empty()  # becomes an expander once reasoning arrives
-                live.toolcall_slot = st.empty()
-                st.write_stream(_text_deltas(events, live))
-                live.toolcall_slot.empty()
-                if live.ended is not None:
-                    _draw_failure(live.ended)
-                    st.caption(reply_caption(live.ended))
+                _draw_reply(events)
         elif isinstance(event, ToolExecutionStartEvent):
             with container or st.chat_message("assistant"):
                 status = st.status(f"Running tool `{event.tool_call.name}`…", expanded=True)
                 with status:
                     st.caption("Arguments")
                     _json_block(event.args)
-                statuses[event.tool_call.id] = status
+                running[event.tool_call.id] = _RunningTool(status, event.tool_call.name)
         elif isinstance(event, ToolExecutionUpdateEvent):
-            running = statuses.get(event.tool_call.id)
-            if running is not None:
+            reporting = running.get(event.tool_call.id)
+            if reporting is not None:
                 progress = "" if event.progress is None else f"{event.progress:g}"
                 progress += f" of {event.total:g}" if event.progress is not None and event.total else ""
-                running.update(
-                    label=f"Running tool `{event.tool_call.name}`… {progress} {event.message or ''}"
-                )
+                reporting.progress = f"{progress} {event.message or ''}".strip()
+                reporting.redraw()
         elif isinstance(event, ToolExecutionEndEvent):
-            status = statuses.pop(event.tool_call.id, None) or st.status(f"Tool `{event.tool_call.name}`")
+            done = running.pop(event.tool_call.id, None)
+            status = done.status if done else st.status(f"Tool `{event.tool_call.name}`")
             with status:
                 st.caption("Result")
                 _draw_tool_result(event.result)
@@ -278,7 +327,9 @@ def _run(prompt: UserMessage) -> None:
             f"{error} Your message is saved; press Regenerate after changing the settings."
         )
         st.rerun()
-    events = chat.answer(run_agent, model)
+    # The loop runs (and saves each message as it ends) in a worker thread. Streamlit raises a Stop
+    # only inside an `st` call of this thread, so this thread must wake while a tool runs quietly.
+    events = BackgroundEvents(chat.answer(run_agent, model), interval=WAKE_SECONDS)
     try:
         notice = _draw_run(events)
     except BaseException:
