@@ -40,8 +40,9 @@ from yiem.types import (
     UserMessage,
 )
 
+# Longest wait for an event before the page redraws (a clock), which is also when it notices a Stop.
+# (A comment, not a docstring: Streamlit's magic would draw a bare string on the page.)
 WAKE_SECONDS = 0.25
-"""Longest time the page waits for an event before it redraws (a clock) and so notices a Stop."""
 
 bootstrap.ensure_session()
 chat: ChatSession = st.session_state["chat"]
@@ -71,8 +72,8 @@ chat_sidebar.draw(chat)
 # --- drawing stored messages ----------------------------------------------------------------
 
 
-def _json_block(value: Any) -> None:
-    st.code(json.dumps(value, indent=2, ensure_ascii=False, default=str), language="json")
+def _json_block(value: Any, into: Any = st) -> None:
+    into.code(json.dumps(value, indent=2, ensure_ascii=False, default=str), language="json")
 
 
 def _draw_blocks(content: list[Any]) -> None:
@@ -277,10 +278,11 @@ def _draw_run(events: Iterator[AgentEvent | Quiet]) -> str | None:
                 _draw_reply(events)
         elif isinstance(event, ToolExecutionStartEvent):
             with container or st.chat_message("assistant"):
-                status = st.status(f"Running tool `{event.tool_call.name}`…", expanded=True)
-                with status:
-                    st.caption("Arguments")
-                    _json_block(event.args)
+                status = st.status(f"Running tool `{event.tool_call.name}`…", expanded=False)
+                # Collapsed: each redraw of the label would collapse it anyway. And not `with status:`:
+                # leaving that block marks the status complete while the tool still runs.
+                status.caption("Arguments")
+                _json_block(event.args, into=status)
                 running[event.tool_call.id] = _RunningTool(status, event.tool_call.name)
         elif isinstance(event, ToolExecutionUpdateEvent):
             reporting = running.get(event.tool_call.id)
@@ -292,16 +294,17 @@ def _draw_run(events: Iterator[AgentEvent | Quiet]) -> str | None:
         elif isinstance(event, ToolExecutionEndEvent):
             done = running.pop(event.tool_call.id, None)
             status = done.status if done else st.status(f"Tool `{event.tool_call.name}`")
-            with status:
-                st.caption("Result")
-                _draw_tool_result(event.result)
             failed = event.is_error
+            # The final state first: leaving `with status:` would otherwise mark a failure complete.
             status.update(
                 label=f"Tool `{event.tool_call.name}` {'failed' if failed else 'done'} "
                 f"({event.duration_ms / 1000:.1f} s)",
                 state="error" if failed else "complete",
                 expanded=False,
             )
+            with status:
+                st.caption("Result")
+                _draw_tool_result(event.result)
         elif isinstance(event, AgentEndEvent) and event.error_message and event.stop_reason != "aborted":
             # Errors of a reply are drawn with it; this is for the loop's own (e.g. too many turns).
             shown = any(
