@@ -22,6 +22,11 @@ from yiem.store import database_url
 DEMO_ROWS = 5_000
 DEMO_DAYS = 90
 TOP_CONVERSATIONS = 15
+# Legends under the charts: beside them they take half the width of a two-column row.
+LEGEND_BELOW: dict[str, Any] = {
+    "legend": {"orientation": "h", "yanchor": "top", "y": -0.15, "title": {"text": ""}},
+    "margin": {"t": 10},
+}
 ZONES = ["UTC", "Europe/London", "Europe/Paris", "America/New_York", "America/Los_Angeles", "Asia/Tokyo"]
 
 
@@ -42,7 +47,8 @@ def dollars(value: float | None) -> str:
 
 
 def tokens(value: int) -> str:
-    return f"{value:,}"
+    """Exact up to a million; above, millions with one decimal, so the figure fits its card."""
+    return f"{value / 1e6:,.1f}M" if value >= 1_000_000 else f"{value:,}"
 
 
 def seconds(ms: float | None) -> str:
@@ -106,7 +112,11 @@ def show_breakdown(
         for column, (values, column_config) in extra.items():
             frame[column] = values
             config[column] = column_config
-    st.dataframe(frame, hide_index=True, column_config=config, key=f"table_{key}", placeholder="—")
+    # Added columns (provider, the Chat link) go right after the name, where they stay in view.
+    order = [name, *(extra or {}), *(c for c in frame.columns if c != name and c not in (extra or {}))]
+    st.dataframe(
+        frame, hide_index=True, column_config=config, column_order=order, key=f"table_{key}", placeholder="—"
+    )
     st.download_button(
         f"Download by {name.lower()} (CSV)",
         usage.breakdown_csv(rows, key),
@@ -299,9 +309,7 @@ with charts[0]:
         cost_chart = px.bar(
             priced, x="When", y="Cost", color="Model", labels={"When": "", "Cost": "Cost ($)"}
         )
-        cost_chart.update_layout(
-            barmode="stack", legend_title_text="", margin={"t": 10}, yaxis_tickprefix="$"
-        )
+        cost_chart.update_layout(barmode="stack", yaxis_tickprefix="$", **LEGEND_BELOW)
         cost_chart.update_xaxes(tickformat=tick_format)
         st.plotly_chart(cost_chart, key="cost_chart")
 with charts[1]:
@@ -314,7 +322,7 @@ with charts[1]:
         color="Kind",
         labels={"When": ""},
     )
-    token_chart.update_layout(barmode="stack", legend_title_text="", margin={"t": 10})
+    token_chart.update_layout(barmode="stack", **LEGEND_BELOW)
     token_chart.update_xaxes(tickformat=tick_format)
     st.plotly_chart(token_chart, key="token_chart")
 st.caption(f"Times in {tz}, by local {grain}.")

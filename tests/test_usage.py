@@ -298,3 +298,6 @@ def test_dashboard_gathers_the_same_figures(known_usage: Engine) -> None:
     assert data.headline.change("requests") == pytest.approx(3.0)
     assert [r.conversation_id for r in data.top_conversations] == ["conv-a", None, "conv-b"]
     assert counts(known_usage, paris_days()) == data.summary.counts()
+    # PostgreSQL sums integers as numeric: the figures must still be ints and floats.
+    assert type(data.summary.counts().requests) is int
+    assert type(data.summary.counts().cost_total) is float

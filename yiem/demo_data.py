@@ -122,8 +122,16 @@ def generate(
     conv_start = _traffic_days(rng, n_conv, days, end_ms)
     conv_gap = rng.integers(15_000, 240_000, size=n_conv)  # ms between two requests of a conversation
     # A heavy tail of long conversations, as real use has: a few dominate the top-N table.
-    conv_size = rng.lognormal(0.0, 1.1, size=n_conv)
+    conv_size = rng.lognormal(0.0, 0.9, size=n_conv)
     conv_ids = _conversation_ids(rng, n_conv)
+
+    conv = np.sort(rng.choice(n_conv, size=rows, p=conv_size / conv_size.sum()))
+    first = np.searchsorted(conv, conv, side="left")
+    turn = np.arange(rows) - first  # 0 for a conversation's first request
+    # A conversation that would run past the end of the span starts earlier instead.
+    length = np.bincount(conv, minlength=n_conv) * conv_gap + 5_000
+    conv_start = np.minimum(conv_start, end_ms - length)
+    created = conv_start[conv] + turn * conv_gap[conv] + rng.integers(0, 5_000, size=rows)
     conv_rows = [
         {
             "id": conv_ids[i],
@@ -132,17 +140,10 @@ def generate(
             "model": DEMO_MODELS[conv_model[i]].model,
             "system_prompt": "You are a helpful assistant.",
             "created_ms": int(conv_start[i]),
-            "updated_ms": int(conv_start[i]),
+            "updated_ms": int(conv_start[i] + length[i]),
         }
         for i in range(n_conv)
     ]
-
-    conv = np.sort(rng.choice(n_conv, size=rows, p=conv_size / conv_size.sum()))
-    first = np.searchsorted(conv, conv, side="left")
-    turn = np.arange(rows) - first  # 0 for a conversation's first request
-    created = conv_start[conv] + turn * conv_gap[conv] + rng.integers(0, 5_000, size=rows)
-    # Long conversations spill past the end of the span: fold them back inside it.
-    created = np.where(created >= end_ms, end_ms - rng.integers(1, DAY_MS, size=rows), created)
     model_idx = np.where(rng.random(rows) < 0.95, conv_model[conv], rng.integers(0, len(DEMO_MODELS), rows))
     stop = rng.choice(len(STOP_REASONS), size=rows, p=STOP_WEIGHTS)
     failed = stop == STOP_REASONS.index("error")

@@ -323,7 +323,12 @@ def _row_tokens() -> ColumnElement[Any]:
 
 
 def _counts(mapping: Any) -> Counts:
-    return Counts.model_construct(None, **{name: mapping[name] or 0 for name in Counts.model_fields})
+    # PostgreSQL's sum() of integers is numeric (Decimal in Python): cast to each field's type.
+    values: dict[str, Any] = {
+        name: (float if field.annotation is float else int)(mapping[name] or 0)
+        for name, field in Counts.model_fields.items()
+    }
+    return Counts.model_construct(None, **values)
 
 
 def _totals(mapping: Any) -> Totals:
