@@ -190,9 +190,16 @@ class _LiveReply:
     def __init__(self) -> None:
         self.reasoning = ""
         self.reasoning_slot: Any = None
-        self.note_slot: Any = None  # below the text: a tool call being prepared, or a wait
+        self.note_slot: Any = None  # below the text: a tool call being prepared, or a long wait
+        self.note = ""
         self.waiting = False
         self.ended: AssistantMessage | AssistantMessageToolCall | None = None
+
+    def show(self, text: str) -> None:
+        if text:
+            self.note_slot.caption(text)
+        else:
+            self.note_slot.empty()
 
 
 @dataclass
@@ -218,23 +225,25 @@ def _text_deltas(events: Iterator[AgentEvent | Quiet], live: _LiveReply) -> Iter
     # stops at the end of this assistant message and leaves the rest of the events to the caller.
     for event in events:
         if isinstance(event, Quiet):
-            # Drawing something is also how a Stop pressed meanwhile takes effect (see `_run`).
-            live.waiting = True
-            live.note_slot.caption(_waiting_text(event))
+            # Drawing something is also how a Stop pressed meanwhile takes effect (see `_run`). A
+            # pause under a second redraws the note as it is, so slow tokens do not make it flicker.
+            live.waiting = event.seconds >= 1
+            live.show(_waiting_text(event) if live.waiting else live.note)
         elif isinstance(event, MessageUpdateEvent):
-            if event.kind != "toolcall" and live.waiting:
+            if event.kind == "toolcall":
+                names = [call.name for call in getattr(event.message, "tool_calls", [])]
+                live.note = f"Preparing a tool call… {', '.join(names)}"
                 live.waiting = False
-                live.note_slot.empty()
+                live.show(live.note)
+            elif live.waiting:
+                live.waiting = False
+                live.show(live.note)
             if event.kind == "text":
                 yield event.delta
             elif event.kind == "reasoning":
                 live.reasoning += event.delta
                 with live.reasoning_slot.container(), st.expander("Reasoning", expanded=False):
                     st.markdown(live.reasoning)
-            else:
-                live.waiting = False
-                names = [call.name for call in getattr(event.message, "tool_calls", [])]
-                live.note_slot.caption(f"Preparing a tool call… {', '.join(names)}")
         elif isinstance(event, MessageEndEvent):
             message = event.message
             if isinstance(message, AssistantMessage | AssistantMessageToolCall):
@@ -316,6 +325,17 @@ def _draw_run(events: Iterator[AgentEvent | Quiet]) -> str | None:
     return notice
 
 
+@st.fragment(run_every=1)
+def _redraw_when_interrupted(outcome: dict[str, bool]) -> None:
+    # After a Stop the script cannot draw what the stopped run saved (the aborted tool results, the
+    # "Stopped" note), so the page would keep showing a running tool. This fragment, drawn during
+    # the run, ticks on after it; the tick after a Stop redraws the page from the store. A run that
+    # ends normally reruns the page without it, which ends its ticking.
+    if outcome["interrupted"]:
+        outcome["interrupted"] = False
+        st.rerun(scope="app")
+
+
 def _run(prompt: UserMessage) -> None:
     with st.chat_message("user"):
         _draw_blocks(prompt.content)
@@ -333,15 +353,19 @@ def _run(prompt: UserMessage) -> None:
     # The loop runs (and saves each message as it ends) in a worker thread. Streamlit raises a Stop
     # only inside an `st` call of this thread, so this thread must wake while a tool runs quietly.
     events = BackgroundEvents(chat.answer(run_agent, model), interval=WAKE_SECONDS)
+    outcome = {"interrupted": False}
+    _redraw_when_interrupted(outcome)
     try:
         notice = _draw_run(events)
-    except BaseException:
+    except BaseException as error:
         # Stop, a rerun, or a crash while drawing: abort the model and drain the loop so the partial
         # reply and every tool result are saved, then let Streamlit carry on stopping. Nothing here
         # may touch `st` (not even session state): while stopping, every call raises again.
         agent.abort("Stopped by the user")
         for _event in events:
             pass
+        # Streamlit's Stop and rerun are BaseExceptions; a crash stays on screen as it is.
+        outcome["interrupted"] = not isinstance(error, Exception)
         raise
     if notice:
         st.session_state["yiem_notice"] = notice

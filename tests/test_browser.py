@@ -114,6 +114,10 @@ def test_stop_keeps_the_partial_reply(streamlit_app: StreamlitApp, page: Any) ->
     # What was on screen when Stop landed is what was saved (the last word may have been mid-stream).
     on_screen = re.findall(r"[A-Za-z]{3,}", shown)[:-1]
     assert on_screen and set(on_screen) <= _words(partial.text)
+    # Without a click, the page redraws the stopped reply from the store, marked as stopped.
+    page.get_by_text(re.compile("Stopped")).first.wait_for(timeout=30_000)
+    _wait_idle(page)
+    screenshot(page, "chat-stopped-redrawn")
 
     page.reload()
     page.locator(MESSAGES).nth(1).wait_for()

@@ -3,7 +3,8 @@
 The app chats with a scripted OpenAI-compatible model on 127.0.0.1 (set in the Settings panel as
 a user would) that asks for server-everything's `trigger-long-running-operation` for an hour in
 one step: the tool reports nothing until then. The page shows for how long it has been running,
-Stop ends it at once with an aborted result, and the conversation is saved and goes on.
+Stop ends it at once with an aborted result (drawn without a click), and the conversation is saved
+and goes on.
 Screenshots go to tests/artifacts/.
 """
 
@@ -162,6 +163,12 @@ def test_stop_ends_a_silent_mcp_tool_at_once_and_the_chat_goes_on(
     screenshot(page, "chat-tool-running")
     page.locator(STOP).click()
     _wait_idle(page)  # an hour's tool: only a Stop that takes effect at once gets here
+    # Without a click, the page redraws what the stopped run saved: the call failed, aborted.
+    failed = page.get_by_text(re.compile(rf"Tool `?{TOOL}`? failed"))
+    failed.first.wait_for(timeout=30_000)
+    _wait_idle(page)
+    failed.first.click()
+    page.get_by_text("Tool call aborted: Stopped by the user").first.wait_for()
     screenshot(page, "chat-tool-stopped")
 
     conversation_id = page.url.split("?c=")[1].split("&")[0]
@@ -179,7 +186,7 @@ def test_stop_ends_a_silent_mcp_tool_at_once_and_the_chat_goes_on(
     _send(page, "Are you still there?")
     page.get_by_text(ANSWER).wait_for(timeout=60_000)
     _wait_idle(page)
-    page.get_by_text(re.compile(rf"Tool `?{TOOL}`? failed")).first.wait_for()
+    failed.first.wait_for()
     screenshot(page, "chat-after-tool-stopped")
     history = model.requests[-1]["messages"]
     assert [m["role"] for m in history] == ["user", "assistant", "tool", "user"]
