@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import pytest
-from sqlalchemy import Engine, create_engine, func, select, text
+from sqlalchemy import Engine, create_engine, func, insert, select, text
 
 from yiem.store import SCHEMA_VERSION, ConversationStore, create_store_engine, current_schema_version, usage
 from yiem.types import AssistantMessage, LlmModel, LlmUsage, ModelCost, TextContent, UserMessage
@@ -131,3 +131,15 @@ def test_a_replica_keeps_working_after_the_server_drops_its_connections(
     assert dropped  # the replicas' pooled connections were there, and are gone
     assert [c.title for c in store.list_conversations()] == ["before the drop"]
     assert store.append_message(conversation.id, _user("after")) == 1
+
+
+def test_a_replica_starts_while_another_is_writing(replicas: list[Engine], postgres_url: str) -> None:
+    """Starting (and migrating) neither waits for another replica's write in flight nor holds up the next."""
+    store = ConversationStore(replicas[0])
+    conversation = store.create(title="busy")
+    with replicas[0].connect() as writer, writer.begin():
+        writer.execute(insert(usage).values(created_ms=1, conversation_id=conversation.id))  # not committed
+        # Waiting for a table lock would fail after 2 s instead of hanging the test.
+        starting = create_store_engine(f"{postgres_url}?options=-c%20lock_timeout%3D2000")
+        assert ConversationStore(starting).get(conversation.id).title == "busy"
+        starting.dispose()

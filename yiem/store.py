@@ -235,12 +235,24 @@ SCHEMA_VERSION = 1 + len(MIGRATIONS)
 def _ensure_indexes(conn: Connection) -> None:
     # create_all skips tables that exist, and with them any index added to those tables later.
     existing_tables = set(inspect(conn).get_table_names())
+    present = _postgres_index_names(conn)
     for table in metadata.sorted_tables:
         if table.name not in existing_tables:
             continue
         # IF NOT EXISTS rather than reflection, which skips expression indexes (ix_usage_hour).
         for index in table.indexes:
-            conn.execute(CreateIndex(index, if_not_exists=True))
+            if index.name not in present:
+                conn.execute(CreateIndex(index, if_not_exists=True))
+
+
+def _postgres_index_names(conn: Connection) -> set[str]:
+    # On PostgreSQL even CREATE INDEX IF NOT EXISTS locks the table against writes first, so every
+    # replica start would wait for the writes in flight and hold up the ones after: skip the
+    # indexes already there (pg_indexes lists expression indexes too).
+    if conn.dialect.name != "postgresql":
+        return set()
+    found = conn.execute(text("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"))
+    return set(found.scalars())
 
 
 def current_schema_version(conn: Connection) -> int:
