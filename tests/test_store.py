@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -18,6 +19,7 @@ from yiem.store import (
     ConversationStore,
     SchemaTooNewError,
     StoreError,
+    StoreUnavailableError,
     create_store_engine,
     current_schema_version,
     usage,
@@ -422,3 +424,27 @@ def test_extra_unknown_table_is_left_alone(db_url: str) -> None:
     other.create_all(engine)
     create_store_engine(db_url)
     assert "other" in inspect(create_engine(db_url)).get_table_names()
+
+
+def test_a_database_that_cannot_be_opened_is_reported_in_words(tmp_path: Path) -> None:
+    with socket.socket() as closed:  # bound, never listening: connections to it are refused
+        closed.bind(("127.0.0.1", 0))
+        url = f"postgresql+psycopg://yiem:s3cret@127.0.0.1:{closed.getsockname()[1]}/yiem"
+        with pytest.raises(
+            StoreUnavailableError, match="Could not open the database at postgresql"
+        ) as raised:
+            create_store_engine(url)
+    assert "s3cret" not in str(raised.value) and "***" in str(raised.value)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(StoreUnavailableError, match="unable to open database file"):
+        create_store_engine(f"sqlite:///{tmp_path / 'file' / 'yiem.db'}")  # a folder that is a file
+    with pytest.raises(StoreUnavailableError, match="cannot be used"):
+        create_store_engine("nosuchdb://host/yiem")
+
+
+def test_a_plain_postgresql_url_uses_the_installed_driver(postgres_url: str) -> None:
+    """SQLAlchemy's default PostgreSQL driver is psycopg2; `postgresql://` gets psycopg 3, which is pinned."""
+    engine = create_store_engine(postgres_url.replace("postgresql+psycopg://", "postgresql://"))
+    assert engine.dialect.driver == "psycopg"
+    assert ConversationStore(engine).create(title="plain").title == "plain"
+    engine.dispose()

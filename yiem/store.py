@@ -36,7 +36,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import Engine, make_url
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, OperationalError
 from sqlalchemy.schema import CreateIndex
 
 from yiem.types import AgentMessage, AssistantMessage, AssistantMessageToolCall, LlmModel
@@ -183,6 +183,10 @@ class ConversationNotFoundError(StoreError):
     """No conversation has this id (deleted, or a stale link)."""
 
 
+class StoreUnavailableError(StoreError):
+    """The database cannot be reached or opened (bad URL, server down, wrong password)."""
+
+
 class SchemaTooNewError(StoreError):
     """The database was written by a newer yiem than this one."""
 
@@ -296,10 +300,18 @@ def migrate(engine: Engine) -> int:
 
 def create_store_engine(url: str | None = None) -> Engine:
     """An engine with the schema migrated; SQLite files get WAL and enforced foreign keys."""
-    url = url or database_url()
-    # A server database outlives the app's connections (restarts, failover, idle timeouts): each
-    # pooled connection is checked before use, so a replica does not fail its next request.
-    engine = create_engine(url, pool_pre_ping=make_url(url).get_backend_name() != "sqlite")
+    try:
+        parsed = make_url(url or database_url())
+        if parsed.drivername == "postgresql":  # SQLAlchemy's default driver there is psycopg2, not ours
+            parsed = parsed.set(drivername="postgresql+psycopg")
+        # A server database outlives the app's connections (restarts, failover, idle timeouts): each
+        # pooled connection is checked before use, so a replica does not fail its next request.
+        engine = create_engine(parsed, pool_pre_ping=parsed.get_backend_name() != "sqlite")
+    except (ArgumentError, NoSuchModuleError, ImportError) as error:
+        raise StoreUnavailableError(
+            f"The database URL in YIEM_DATABASE_URL cannot be used ({error}). Use sqlite:///path/to/file.db "
+            "or postgresql+psycopg://user:password@host:5432/database."
+        ) from error
     if engine.dialect.name == "sqlite":
 
         @event.listens_for(engine, "connect")
@@ -310,7 +322,14 @@ def create_store_engine(url: str | None = None) -> Engine:
             cursor.execute("PRAGMA busy_timeout=5000")
             cursor.close()
 
-    migrate(engine)
+    try:
+        migrate(engine)
+    except OperationalError as error:
+        engine.dispose()
+        raise StoreUnavailableError(
+            f"Could not open the database at {parsed.render_as_string(hide_password=True)}: "
+            f"{str(error.orig).strip()}"
+        ) from error
     return engine
 
 
