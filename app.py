@@ -3,9 +3,16 @@
 import streamlit as st
 
 import bootstrap
+from yiem.store import StoreError
 
 st.set_page_config(page_title="yiem", page_icon=":material/forum:", layout="wide")
-bootstrap.ensure_session()
+try:
+    bootstrap.ensure_session()
+except StoreError as error:
+    # Without the store nothing can be saved, so say why in words and draw no page that would lose input.
+    st.error(f"The conversation database cannot be opened: {error}")
+    st.caption("Check YIEM_DATABASE_URL (or the folder ~/.local/share/yiem/), then reload this page.")
+    st.stop()
 
 page = st.navigation(
     [
