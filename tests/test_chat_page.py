@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,15 +18,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PRICED = LlmModel(
     id="scripted-1", provider="scripted", cost=ModelCost(input=3.0, output=15.0), price_known=True
 )
-
-
-@pytest.fixture
-def db_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    url = f"sqlite:///{tmp_path / 'chat.db'}"
-    monkeypatch.setenv("YIEM_DATABASE_URL", url)
-    monkeypatch.setenv("YIEM_MCP_CONFIG", str(tmp_path / "no-mcp.json"))
-    monkeypatch.chdir(ROOT)
-    yield url
 
 
 def _app(llm: ScriptedLlm, model: LlmModel = PRICED, **state: Any) -> AppTest:

@@ -43,15 +43,6 @@ QUIET_FOR = 300.0
 RUN_TIMEOUT = 60
 
 
-@pytest.fixture
-def db_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    url = f"sqlite:///{tmp_path / 'chat.db'}"
-    monkeypatch.setenv("YIEM_DATABASE_URL", url)
-    monkeypatch.setenv("YIEM_MCP_CONFIG", str(tmp_path / "no-mcp.json"))
-    monkeypatch.chdir(ROOT)
-    yield url
-
-
 class PageWatch:
     """What the page sends to the browser, as it is sent: status labels and Markdown/caption texts."""
 
