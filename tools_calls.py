@@ -186,9 +186,8 @@ def _draw_tool(server: str, client: McpClient, tool: McpTool) -> None:
 
 
 def _use_in_chat_toggle(server: str, tool: McpTool) -> None:
-    registry_tools = connection.registry().tools
-    name = chat_tool_name(registry_tools, server, tool.name)
-    if name not in registry_tools:
+    name = chat_tool_name(connection.registry(), server, tool.name)
+    if name is None:
         return
     enabled = connection.enabled_tools()
 

@@ -29,7 +29,7 @@ from yiem.server_forms import (
     stdio_entry,
     stdio_policy,
 )
-from yiem.tool_calls import chat_tool_name, describe_error, ping_ms
+from yiem.tool_calls import describe_error, ping_ms
 from yiem.tool_registry import ToolRegistry
 
 SERVER_KEY = "tools-server"
@@ -95,11 +95,7 @@ def connect(name: str, entry: McpServerConfig) -> bool:
 
 def disconnect(name: str) -> None:
     """Close the session, drop its tools from the registry and from the chat's tools."""
-    try:
-        tools = cached_tools(name)
-    except McpError:  # a dead server still disconnects; its tools leave the chat below anyway
-        tools = []
-    chat_names = {chat_tool_name(registry().tools, name, tool.name) for tool in tools}
+    chat_names = set(registry().chat_names(name).values())
     client = clients().pop(name, None)
     registry().remove_mcp_server(name)
     st.session_state["enabled_tools"] = enabled_tools() - chat_names

@@ -170,8 +170,9 @@ def test_chat_tool_name_follows_the_registry_prefix_on_a_clash(everything: McpCl
     registry.add_mcp_server("first", everything)
     registry.add_mcp_server("second", everything)
     try:
-        assert chat_tool_name(registry.tools, "first", "get-sum") == "get-sum"
-        assert chat_tool_name(registry.tools, "second", "get-sum") == "second__get-sum"
+        assert chat_tool_name(registry, "first", "get-sum") == "get-sum"
+        assert chat_tool_name(registry, "second", "get-sum") == "second__get-sum"
+        assert chat_tool_name(registry, "third", "get-sum") is None
     finally:
         registry.remove_mcp_server("first")
         registry.remove_mcp_server("second")

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from yiem.mcp import CallToolResult, McpClient, McpError, McpProgress, McpPrompt
 from yiem.mcp.errors import McpCancelledError
-from yiem.tool_registry import llm_safe_name
+from yiem.tool_registry import ToolRegistry
 from yiem.types import AbortSignal, utc_now
 
 
@@ -203,10 +203,9 @@ def ping_ms(client: McpClient, timeout: float = 10.0) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def chat_tool_name(registry_tools: Mapping[str, Any], server: str, tool: str) -> str:
-    """The name the chat agent knows an MCP tool by: `server__tool` after a clash, else the tool's own."""
-    prefixed = llm_safe_name(f"{server}__{tool}")
-    return prefixed if prefixed in registry_tools else llm_safe_name(tool)
+def chat_tool_name(registry: ToolRegistry, server: str, tool: str) -> str | None:
+    """The name the chat agent knows an MCP tool by (`server__tool` after a clash); None if not there."""
+    return registry.chat_names(server).get(tool)
 
 
 def prompt_input_schema(prompt: McpPrompt) -> dict[str, Any]:

@@ -95,7 +95,8 @@ class _McpServer:
     def __init__(self, name: str, client: McpClient) -> None:
         self.name = name
         self.client = client
-        self.tool_names: list[str] = []
+        # MCP tool name -> the name the agent knows it by (`server__tool` after a clash).
+        self.chat_names: dict[str, str] = {}
 
 
 class ToolRegistry:
@@ -118,6 +119,12 @@ class ToolRegistry:
         """The MCP servers added, by name."""
         with self._lock:
             return {name: server.client for name, server in self._servers.items()}
+
+    def chat_names(self, server: str) -> dict[str, str]:
+        """A connected server's tools: MCP name -> the name the agent calls it by; empty when unknown."""
+        with self._lock:
+            found = self._servers.get(server)
+            return dict(found.chat_names) if found is not None else {}
 
     def add_tool(self, tool: AgentTool) -> AgentTool:
         """Add a ready-made tool; its name must be free."""
@@ -160,7 +167,7 @@ class ToolRegistry:
                 self._servers.pop(name, None)
             client.event_sink = previous_sink
             raise
-        return list(server.tool_names)
+        return list(server.chat_names.values())
 
     def remove_mcp_server(self, name: str) -> None:
         """Drop a server's tools (the client stays open: its owner closes it)."""
@@ -168,7 +175,7 @@ class ToolRegistry:
             server = self._servers.pop(name, None)
             if server is None:
                 return
-            for tool_name in server.tool_names:
+            for tool_name in server.chat_names.values():
                 self._tools.pop(tool_name, None)
         self._changed()
 
@@ -177,7 +184,7 @@ class ToolRegistry:
         with self._lock:
             server = self._servers[name]
         self._install(server, server.client.list_tools())
-        return list(server.tool_names)
+        return list(server.chat_names.values())
 
     def _refresh_quietly(self, server: _McpServer) -> None:
         try:
@@ -189,14 +196,14 @@ class ToolRegistry:
         with self._lock:
             if self._servers.get(server.name) is not server:
                 return  # removed meanwhile
-            for old in server.tool_names:
+            for old in server.chat_names.values():
                 self._tools.pop(old, None)
-            names = []
+            chat_names = {}
             for mcp_tool in mcp_tools:
                 tool = self._wrap_mcp_tool(server, mcp_tool)
                 self._tools[tool.name] = tool
-                names.append(tool.name)
-            server.tool_names = names
+                chat_names[mcp_tool.name] = tool.name
+            server.chat_names = chat_names
         self._changed()
 
     def _wrap_mcp_tool(self, server: _McpServer, mcp_tool: McpTool) -> AgentTool:
