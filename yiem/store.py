@@ -22,6 +22,7 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Table,
     Text,
@@ -164,6 +165,116 @@ usage = Table(
     ),
 )
 
+# The usage table summed per UTC hour, provider, model and stop reason: the Costs page reads these
+# sums instead of every request when its filters allow (yiem.usage). The database keeps it up to
+# date itself, with a trigger on every insert into usage (see `_ROLLUP_TRIGGERS`): whoever writes
+# usage rows (the store, the demo seeder, a replica of an older yiem, a test), the sums move in
+# the same transaction, so there is no refresh to schedule and no watermark that concurrent
+# PostgreSQL commits could overtake. Usage rows are append-only (money spent stays spent).
+# Dollars and token counts of requests without a known price are kept apart, as the page does.
+usage_hourly = Table(
+    "usage_hourly",
+    metadata,
+    Column("hour", BigInteger, nullable=False),  # created_ms // 3_600_000
+    Column("provider", Text, nullable=False),
+    Column("model", Text, nullable=False),
+    Column("stop_reason", Text, nullable=False),
+    Column("requests", BigInteger, nullable=False),
+    Column("input_tokens", BigInteger, nullable=False),
+    Column("output_tokens", BigInteger, nullable=False),
+    Column("cache_read_tokens", BigInteger, nullable=False),
+    Column("cache_write_tokens", BigInteger, nullable=False),
+    Column("reasoning_tokens", BigInteger, nullable=False),
+    Column("cost_total", Float, nullable=False),  # the rest: only requests whose price is known
+    Column("cost_input", Float, nullable=False),
+    Column("cost_output", Float, nullable=False),
+    Column("cost_cache_read", Float, nullable=False),
+    Column("cost_cache_write", Float, nullable=False),
+    Column("unpriced_requests", BigInteger, nullable=False),
+    Column("unpriced_tokens", BigInteger, nullable=False),
+    # In hour order, so the page's range is one seek and its hours come out grouped.
+    PrimaryKeyConstraint("hour", "provider", "model", "stop_reason"),
+    sqlite_with_rowid=False,
+)
+
+_ROLLUP_KEYS = ("hour", "provider", "model", "stop_reason")
+_PRICED = "CASE WHEN {r}price_known THEN {value} ELSE 0 END"
+# Each rollup column as an expression over one usage row (`{r}` is the row's prefix).
+_ROLLUP_ROW_SQL: dict[str, str] = {
+    "hour": "{r}created_ms / 3600000",
+    "provider": "{r}provider",
+    "model": "{r}model",
+    "stop_reason": "{r}stop_reason",
+    "requests": "1",
+    "input_tokens": "{r}input_tokens",
+    "output_tokens": "{r}output_tokens",
+    "cache_read_tokens": "{r}cache_read_tokens",
+    "cache_write_tokens": "{r}cache_write_tokens",
+    "reasoning_tokens": "{r}reasoning_tokens",
+    **{
+        name: _PRICED.replace("{value}", "{r}" + name)
+        for name in ("cost_total", "cost_input", "cost_output", "cost_cache_read", "cost_cache_write")
+    },
+    "unpriced_requests": "CASE WHEN {r}price_known THEN 0 ELSE 1 END",
+    "unpriced_tokens": "CASE WHEN {r}price_known THEN 0 ELSE {r}input_tokens + {r}output_tokens"
+    " + {r}cache_read_tokens + {r}cache_write_tokens END",
+}
+_ROLLUP_SUMS = [name for name in _ROLLUP_ROW_SQL if name not in _ROLLUP_KEYS]
+_ROLLUP_UPSERT = f"ON CONFLICT ({', '.join(_ROLLUP_KEYS)}) DO UPDATE SET " + ", ".join(
+    f"{name} = usage_hourly.{name} + excluded.{name}" for name in _ROLLUP_SUMS
+)
+
+
+def _rollup_select(source: str) -> str:
+    """SELECT of `source`'s usage rows summed per rollup key, in key order."""
+    r = f"{source}."
+    columns = [
+        _ROLLUP_ROW_SQL[name].format(r=r)
+        if name in _ROLLUP_KEYS
+        else f"sum({_ROLLUP_ROW_SQL[name].format(r=r)})"
+        for name in _ROLLUP_ROW_SQL
+    ]
+    order = ", ".join(str(i + 1) for i in range(len(_ROLLUP_KEYS)))
+    # WHERE true: SQLite needs it to tell the upsert's ON CONFLICT from a join's ON.
+    return f"SELECT {', '.join(columns)} FROM {source} WHERE true GROUP BY {order} ORDER BY {order}"
+
+
+_ROLLUP_INSERT = f"INSERT INTO usage_hourly ({', '.join(_ROLLUP_ROW_SQL)}) "
+
+
+def _rollup_trigger_sql(dialect: str) -> list[str]:
+    """The statements that make `dialect` add every new usage row to usage_hourly."""
+    if dialect == "sqlite":
+        # SQLite has row triggers only: one upsert per inserted row.
+        values = ", ".join(expr.format(r="NEW.") for expr in _ROLLUP_ROW_SQL.values())
+        return [
+            "CREATE TRIGGER IF NOT EXISTS usage_hourly_add AFTER INSERT ON usage BEGIN "
+            f"{_ROLLUP_INSERT}VALUES ({values}) {_ROLLUP_UPSERT}; END"
+        ]
+    if dialect == "postgresql":
+        # A statement trigger sees the whole insert as a table: a bulk insert is one grouped upsert,
+        # whose keys are locked in key order, so concurrent writers cannot deadlock on them.
+        body = f"{_ROLLUP_INSERT}{_rollup_select('new_usage')} {_ROLLUP_UPSERT}"
+        return [
+            "CREATE OR REPLACE FUNCTION usage_hourly_add() RETURNS trigger LANGUAGE plpgsql AS "
+            f"$$ BEGIN {body}; RETURN NULL; END $$",
+            "CREATE OR REPLACE TRIGGER usage_hourly_add AFTER INSERT ON usage "
+            "REFERENCING NEW TABLE AS new_usage FOR EACH STATEMENT EXECUTE FUNCTION usage_hourly_add()",
+        ]
+    raise StoreError(f"The usage rollup supports SQLite and PostgreSQL, not {dialect}.")
+
+
+def _install_rollup(conn: Connection) -> None:
+    """Create usage_hourly and its trigger, and fill it from the usage rows already there."""
+    metadata.create_all(conn, tables=[usage, usage_hourly])
+    # The trigger first: on PostgreSQL creating it waits for open inserts into usage and holds
+    # new ones off until this transaction commits, so the refill below sees each row exactly once.
+    for statement in _rollup_trigger_sql(conn.dialect.name):
+        conn.execute(text(statement))
+    conn.execute(delete(usage_hourly))
+    conn.execute(text(_ROLLUP_INSERT + _rollup_select("usage")))
+
+
 schema_version = Table(
     "schema_version",
     metadata,
@@ -232,7 +343,16 @@ def _migrate_2_to_3(conn: Connection) -> None:
             conn.execute(text(f"ALTER TABLE {table} ALTER COLUMN {column} TYPE TEXT"))
 
 
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3}
+def _migrate_3_to_4(conn: Connection) -> None:
+    # Version 4 adds usage_hourly, kept by a trigger, and fills it from the existing usage rows.
+    _install_rollup(conn)
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {
+    1: _migrate_1_to_2,
+    2: _migrate_2_to_3,
+    3: _migrate_3_to_4,
+}
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 
 
@@ -280,6 +400,10 @@ def migrate(engine: Engine) -> int:
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY})
+        elif conn.dialect.name == "sqlite":
+            # Take the write lock now: Python's sqlite3 would run the DDL outside any transaction,
+            # and a writer slipping in between the rollup's trigger and its refill would count twice.
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
         found = current_schema_version(conn)
         if found > SCHEMA_VERSION:
             raise SchemaTooNewError(
@@ -288,6 +412,7 @@ def migrate(engine: Engine) -> int:
             )
         if found == 0:
             metadata.create_all(conn)
+            _install_rollup(conn)
         else:
             for version in range(found, SCHEMA_VERSION):
                 MIGRATIONS[version](conn)
