@@ -28,9 +28,7 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy yiem
-	$(VENV)/bin/mypy app.py bootstrap.py chat_agent.py chat_settings.py chat_sidebar.py pages/chat.py
-	$(VENV)/bin/mypy tools_browse.py tools_calls.py tools_connect.py tools_form.py tools_result.py pages/tools.py
-	$(VENV)/bin/mypy pages/costs.py bench/dashboard.py
+	$(VENV)/bin/mypy app.py ui bench/dashboard.py
 
 pytest: setup-test
 	$(PY) -m pytest

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-import bootstrap
+from ui import bootstrap
 from yiem.store import StoreError
 
 st.set_page_config(page_title="yiem", page_icon=":material/forum:", layout="wide")
@@ -16,9 +16,9 @@ except StoreError as error:
 
 page = st.navigation(
     [
-        st.Page("pages/chat.py", title="Chat", icon=":material/chat:", default=True),
-        st.Page("pages/costs.py", title="Costs", icon=":material/payments:"),
-        st.Page("pages/tools.py", title="Tools", icon=":material/build:"),
+        st.Page("ui/pages/chat.py", title="Chat", icon=":material/chat:", default=True),
+        st.Page("ui/pages/costs.py", title="Costs", icon=":material/payments:"),
+        st.Page("ui/pages/tools.py", title="Tools", icon=":material/build:"),
     ],
     position="top",
 )

@@ -91,7 +91,7 @@ def _page_stop_latency(runs: int) -> list[float]:
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
     from streamlit.testing.v1 import AppTest
 
-    import chat_agent
+    from ui import chat_agent
     from yiem.tool_registry import ToolRegistry
 
     run: dict[str, Any] = {}

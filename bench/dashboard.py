@@ -42,7 +42,7 @@ DAYS = 180
 
 
 def sql_page(engine: Engine, flt: usage.UsageFilter) -> dict[str, Any]:
-    """What pages/costs.py asks of yiem.usage for one view."""
+    """What ui/pages/costs.py asks of yiem.usage for one view."""
     usage.data_range(engine)
     options = usage.filter_options(engine)
     data = usage.dashboard(engine, flt, TZ)

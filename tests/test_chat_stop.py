@@ -21,7 +21,7 @@ from streamlit.runtime.forward_msg_queue import ForwardMsgQueue
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 from streamlit.testing.v1 import AppTest
 
-import chat_agent
+from ui import chat_agent
 from yiem.chat_session import RunAgent
 from yiem.scripted_llm import ScriptedLlm
 from yiem.store import ConversationStore, create_store_engine

@@ -30,7 +30,7 @@ def tools_app(tmp_path: Path) -> Iterator[StreamlitApp]:
 
 def _open_tools(page: Any, app: StreamlitApp) -> None:
     page.goto(app.url)
-    # Navigating before the first run ends lands on a bare page (Streamlit's pages/ folder mode).
+    # A person waits for the chat to load before reaching for another tab.
     page.locator('[data-testid="stChatInputTextArea"]').wait_for()
     page.get_by_role("link", name="Tools").click()
     page.get_by_text("Connect to MCP servers, try their tools").wait_for()

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.fixtures.mcp import StdioServer, free_port
 
-PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "tools.py")
+PAGE = str(Path(__file__).resolve().parents[1] / "ui" / "pages" / "tools.py")
 TIMEOUT = 60
 
 

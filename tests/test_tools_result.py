@@ -51,7 +51,7 @@ RESPONSE: dict[str, Any] = {
 
 # AppTest runs this function's source alone, so its annotations name builtins only.
 def _draw(response: dict, output_schema: dict | None, error: str | None = None) -> None:  # type: ignore[type-arg]
-    from tools_result import draw_record
+    from ui.tools_result import draw_record
     from yiem.tool_calls import CallRecord, CallStatus
 
     record = CallRecord(

@@ -3,6 +3,7 @@
 from typing import TYPE_CHECKING
 
 from yiem.agent import Agent, AgentBusyError, AgentError
+from yiem.background_events import BackgroundEvents, Quiet
 from yiem.events import (
     AgentEndEvent,
     AgentEvent,
@@ -79,6 +80,7 @@ __all__ = [
     "AnyAssistantMessage",
     "AssistantMessage",
     "AssistantMessageToolCall",
+    "BackgroundEvents",
     "BeforeToolCallContext",
     "BeforeToolCallResult",
     "GenerationOptions",
@@ -95,6 +97,7 @@ __all__ = [
     "MessageUpdateEvent",
     "ModelCost",
     "OpenAIChatClient",
+    "Quiet",
     "ReasoningContent",
     "ReasoningDelta",
     "RetryPolicy",

@@ -11,9 +11,7 @@ from typing import Any
 
 import streamlit as st
 
-import bootstrap
-import chat_agent
-import chat_sidebar
+from ui import bootstrap, chat_agent, chat_sidebar
 from yiem.background_events import BackgroundEvents, Quiet
 from yiem.chat_session import ChatSession, ChatSessionError, reply_caption, tool_results_by_call, user_message
 from yiem.connection import LOCAL

@@ -14,7 +14,7 @@ import plotly.express as px
 import streamlit as st
 from sqlalchemy import Engine
 
-from bootstrap import store_engine
+from ui.bootstrap import store_engine
 from yiem import usage
 from yiem.demo_data import seed_demo
 from yiem.store import database_url

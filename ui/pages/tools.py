@@ -6,10 +6,10 @@ from typing import Any
 
 import streamlit as st
 
-import bootstrap
-import tools_connect as connection
-from tools_browse import draw_prompts, draw_resources
-from tools_calls import draw_history, draw_tools, finish_run
+from ui import bootstrap
+from ui import tools_connect as connection
+from ui.tools_browse import draw_prompts, draw_resources
+from ui.tools_calls import draw_history, draw_tools, finish_run
 
 bootstrap.ensure_session()
 

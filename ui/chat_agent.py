@@ -7,7 +7,7 @@ from typing import Any
 
 import streamlit as st
 
-import bootstrap
+from ui import bootstrap
 from yiem.agent import Agent
 from yiem.catalog import get_model
 from yiem.chat_session import RunAgent

@@ -8,7 +8,7 @@ from typing import Any
 
 import streamlit as st
 
-import bootstrap
+from ui import bootstrap
 from yiem.mcp import McpClient, McpError, McpTool
 from yiem.mcp.config import (
     McpConfig,

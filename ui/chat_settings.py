@@ -6,7 +6,7 @@ from typing import Any
 
 import streamlit as st
 
-import bootstrap
+from ui import bootstrap
 from yiem.connection import DEFAULT_MODELS, LOCAL, ChatSettings, available_models
 from yiem.providers.presets import PRESETS
 

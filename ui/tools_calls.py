@@ -6,9 +6,9 @@ from typing import Any
 
 import streamlit as st
 
-import tools_connect as connection
-from tools_form import FormKeys, draw_form, form_arguments, load_arguments, remember
-from tools_result import draw_record
+from ui import tools_connect as connection
+from ui.tools_form import FormKeys, draw_form, form_arguments, load_arguments, remember
+from ui.tools_result import draw_record
 from yiem.mcp import McpClient, McpError, McpTool
 from yiem.schema_form import SchemaFormError, ToolForm
 from yiem.tool_calls import (

@@ -6,7 +6,7 @@ from typing import Any
 
 import streamlit as st
 
-import chat_settings
+from ui import chat_settings
 from yiem.chat_session import ChatSession
 from yiem.store import Conversation, StoreError
 from yiem.transcript import TranscriptError, export_json, export_markdown, import_json

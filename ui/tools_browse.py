@@ -6,8 +6,8 @@ from typing import Any
 
 import streamlit as st
 
-from tools_form import FormKeys, draw_form, form_arguments, remember
-from tools_result import draw_image, draw_resource_contents, draw_text
+from ui.tools_form import FormKeys, draw_form, form_arguments, remember
+from ui.tools_result import draw_image, draw_resource_contents, draw_text
 from yiem.mcp import EmbeddedResourceBlock, ImageBlock, McpClient, McpError, TextBlock
 from yiem.schema_form import ToolForm
 from yiem.tool_calls import describe_error, prompt_input_schema

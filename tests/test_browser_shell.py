@@ -1,0 +1,25 @@
+"""Deep links in a real Chromium: a shared /costs or /tools link opens inside the app's shell."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.fixtures.browser import StreamlitApp, screenshot
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(("path", "heading"), [("costs", "Costs"), ("tools", "Tools")])
+def test_a_deep_link_opens_the_page_inside_the_top_navigation(
+    streamlit_app: StreamlitApp, page: Any, path: str, heading: str
+) -> None:
+    page.goto(f"{streamlit_app.url}/{path}")
+    page.get_by_role("heading", name=heading).first.wait_for()
+    # The shell's top navigation, not Streamlit's folder navigation in the sidebar.
+    navigation = page.locator('[data-testid="stTopNavLinkContainer"], header [data-testid="stTopNavLink"]')
+    page.get_by_role("link", name="Chat").first.wait_for()
+    screenshot(page, f"deep-link-{path}")
+    assert navigation.count() > 0
+    assert page.locator('[data-testid="stSidebarNav"]').count() == 0
+    assert page.get_by_role("link", name="app").count() == 0
