@@ -1,4 +1,5 @@
-"""usage_hourly, the per-hour sums of the usage table kept by a trigger, and the migration that fills it."""
+"""The rollups (usage_hourly, usage_conversation_hourly): per-hour sums of the usage table kept by
+triggers, the migrations that fill them, and the page's figures read from them."""
 
 from __future__ import annotations
 
@@ -17,10 +18,11 @@ from yiem.store import (
     create_store_engine,
     current_schema_version,
     usage,
+    usage_conversation_hourly,
     usage_hourly,
 )
 from yiem.types import AssistantMessage, LlmModel, LlmUsage, ModelCost, TextContent
-from yiem.usage import UsageFilter, counts, local_day_range, summarize, totals
+from yiem.usage import UsageFilter, counts, local_day_range, summarize, top_conversations, totals
 
 HOUR_MS = 3_600_000
 SUMS = [c.name for c in usage_hourly.c if c.name not in ("hour", "provider", "model", "stop_reason")]
@@ -155,17 +157,18 @@ def test_rollup_equals_the_rows_after_a_demo_seed_and_appends(any_store_url: str
 
 
 def test_migration_fills_the_rollup_from_existing_rows(any_store_url: str) -> None:
-    """A version-3 database (no usage_hourly) gets it filled, and later inserts count once."""
+    """A version-3 database (no rollups) gets them filled, and later inserts count once."""
     engine = create_store_engine(any_store_url)
     with engine.begin() as conn:
         conn.execute(insert(usage), KNOWN_ROWS)
         conn.execute(insert(usage), [gpt_4o_turn("2026-10-24T21:10:00", 1.0, 1.0)] * 3)
-        if conn.dialect.name == "postgresql":
-            conn.execute(text("DROP TRIGGER usage_hourly_add ON usage"))
-            conn.execute(text("DROP FUNCTION usage_hourly_add()"))
-        else:
-            conn.execute(text("DROP TRIGGER usage_hourly_add"))
-        conn.execute(text("DROP TABLE usage_hourly"))
+        for rollup in ("usage_hourly", "usage_conversation_hourly"):
+            if conn.dialect.name == "postgresql":
+                conn.execute(text(f"DROP TRIGGER {rollup}_add ON usage"))
+                conn.execute(text(f"DROP FUNCTION {rollup}_add()"))
+            else:
+                conn.execute(text(f"DROP TRIGGER {rollup}_add"))
+            conn.execute(text(f"DROP TABLE {rollup}"))
         conn.execute(text("UPDATE schema_version SET version = 3"))
         # Rows written by a yiem of version 3, which had no rollup.
         conn.execute(insert(usage), [gpt_4o_turn("2026-10-24T21:20:00", 1.0, 1.0)])
@@ -173,7 +176,7 @@ def test_migration_fills_the_rollup_from_existing_rows(any_store_url: str) -> No
 
     migrated = create_store_engine(any_store_url)
     with migrated.connect() as conn:
-        assert current_schema_version(conn) == SCHEMA_VERSION == 4
+        assert current_schema_version(conn) == SCHEMA_VERSION == 5
     hour = (utc_ms("2026-10-24T21:00:00") // HOUR_MS, "openai", "gpt-4o", "end_turn")
     assert _rollup(migrated)[hour]["requests"] == 5  # KNOWN_ROWS' first, three, and one more
     assert _rollup(migrated)[hour]["cost_total"] == pytest.approx(5 * 0.01125)
@@ -181,6 +184,19 @@ def test_migration_fills_the_rollup_from_existing_rows(any_store_url: str) -> No
         conn.execute(insert(usage).values(**gpt_4o_turn("2026-10-24T21:30:00", 1.0, 1.0)))
     assert _rollup(migrated)[hour]["requests"] == 6
     assert _rollup(migrated) == _raw(migrated)
+    # conv-a: KNOWN_ROWS has one request at 21:30 UTC on the 24th, one at 22:30, one on the 26th;
+    # the five gpt-4o turns added at 21:10-21:30 belong to conv-a too.
+    with migrated.connect() as conn:
+        per_conversation = {
+            (r.conversation_id, r.hour): (r.requests, round(r.cost_total, 6), r.last_ms)
+            for r in conn.execute(select(usage_conversation_hourly))
+            if r.conversation_id == "conv-a"
+        }
+    assert per_conversation == {
+        ("conv-a", hour[0]): (6, 0.0675, utc_ms("2026-10-24T21:30:00")),
+        ("conv-a", hour[0] + 1): (1, 0.02475, utc_ms("2026-10-24T22:30:00")),
+        ("conv-a", utc_ms("2026-10-26T12:00:00") // HOUR_MS): (1, 0.01125, utc_ms("2026-10-26T12:00:00")),
+    }
     # Opening it again migrates nothing and counts nothing twice.
     create_store_engine(any_store_url).dispose()
     assert _rollup(migrated)[hour]["requests"] == 6
@@ -215,3 +231,41 @@ def test_the_page_reads_whole_hours_from_the_rollup_and_edges_from_the_rows(
     assert counts(engine, UsageFilter(*days, conversation_id="conv-a")).requests == 2
     monkeypatch.setattr(usage_module, "_hourly", lambda flt, full=False: None)
     assert counts(engine, flt).requests == 5
+
+
+def test_top_conversations_from_the_rollup_equal_the_rows(
+    any_store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With partial hours at both ends and every filter, the rollup's top conversations are the rows'."""
+    engine = create_store_engine(any_store_url)
+    end_ms = utc_ms("2026-11-01T00:00:00")
+    seed_demo(engine, 3_000, days=20, end_ms=end_ms, price_of=lambda p, m: ModelCost(input=1, output=2))
+    with engine.begin() as conn:
+        conn.execute(insert(usage), KNOWN_ROWS)  # conversation-less and unpriced rows too
+    store = ConversationStore(engine)
+    conversation = store.create()
+    for minute in range(0, 50, 5):
+        store.append_message(conversation.id, _reply(f"2026-10-31T12:{minute:02d}:00"), PRICED)
+    filters = [
+        UsageFilter(start_ms=end_ms - 20 * 86_400_000 + 1_234, end_ms=end_ms - 777),
+        UsageFilter(start_ms=utc_ms("2026-10-31T11:20:00"), end_ms=utc_ms("2026-10-31T13:00:00")),
+        UsageFilter(start_ms=utc_ms("2026-10-20T00:00:00"), end_ms=end_ms, providers=("openai",)),
+        UsageFilter(start_ms=utc_ms("2026-10-24T21:15:00"), end_ms=end_ms, models=("gpt-4o", "qwen2.5:7b")),
+        UsageFilter(start_ms=utc_ms("2026-10-24T00:00:00"), end_ms=end_ms, conversation_id="conv-a"),
+    ]
+
+    def table(flt: UsageFilter) -> list[Any]:
+        rows = top_conversations(engine, flt, limit=1_000)
+        return [
+            (r.conversation_id, r.last_ms, r.totals.requests, r.totals.errors, round(r.totals.cost_total, 9))
+            for r in rows
+        ]
+
+    fast = [table(flt) for flt in filters]
+    monkeypatch.setattr(usage_module, "_split_hours", lambda flt: None)
+    slow = [table(flt) for flt in filters]
+    assert len(fast[0]) > 100
+    # The replies of 12:00 to 12:45: ten of $0.0061 (see test_rollup_sums_every_kind_of_insert_by_hand).
+    assert (conversation.id, utc_ms("2026-10-31T12:45:00"), 10, 0, 0.061) in fast[1]
+    assert fast[4] == [("conv-a", utc_ms("2026-10-26T12:00:00"), 3, 0, 0.04725)]
+    assert fast == slow

@@ -165,13 +165,27 @@ usage = Table(
     ),
 )
 
-# The usage table summed per UTC hour, provider, model and stop reason: the Costs page reads these
-# sums instead of every request when its filters allow (yiem.usage). The database keeps it up to
-# date itself, with a trigger on every insert into usage (see `_ROLLUP_TRIGGERS`): whoever writes
-# usage rows (the store, the demo seeder, a replica of an older yiem, a test), the sums move in
-# the same transaction, so there is no refresh to schedule and no watermark that concurrent
-# PostgreSQL commits could overtake. Usage rows are append-only (money spent stays spent).
-# Dollars and token counts of requests without a known price are kept apart, as the page does.
+# Rollups: the usage table summed per UTC hour and a few keys, which the Costs page reads instead
+# of every request when its filters allow (yiem.usage). The database keeps them up to date itself,
+# with a trigger on every insert into usage (`_rollup_trigger_sql`): whoever writes usage rows (the
+# store, the demo seeder, a replica of an older yiem, a test), the sums move in the same
+# transaction, so there is no refresh to schedule and no watermark that concurrent PostgreSQL
+# commits could overtake. Usage rows are append-only (money spent stays spent). Dollars count only
+# requests whose price is known; the tokens of the others are kept apart, as the page does.
+ERROR_STOP_REASON = "error"
+
+
+def _count_columns(*extra: Column[Any]) -> list[Column[Any]]:
+    names = ["requests", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"]
+    names += ["reasoning_tokens", "unpriced_requests"]
+    return [
+        *(Column(name, BigInteger, nullable=False) for name in names),
+        Column("cost_total", Float, nullable=False),
+        *extra,
+    ]
+
+
+# Per hour, provider, model and stop reason: the cube, the headline, the previous period.
 usage_hourly = Table(
     "usage_hourly",
     metadata,
@@ -179,100 +193,129 @@ usage_hourly = Table(
     Column("provider", Text, nullable=False),
     Column("model", Text, nullable=False),
     Column("stop_reason", Text, nullable=False),
-    Column("requests", BigInteger, nullable=False),
-    Column("input_tokens", BigInteger, nullable=False),
-    Column("output_tokens", BigInteger, nullable=False),
-    Column("cache_read_tokens", BigInteger, nullable=False),
-    Column("cache_write_tokens", BigInteger, nullable=False),
-    Column("reasoning_tokens", BigInteger, nullable=False),
-    Column("cost_total", Float, nullable=False),  # the rest: only requests whose price is known
-    Column("cost_input", Float, nullable=False),
-    Column("cost_output", Float, nullable=False),
-    Column("cost_cache_read", Float, nullable=False),
-    Column("cost_cache_write", Float, nullable=False),
-    Column("unpriced_requests", BigInteger, nullable=False),
-    Column("unpriced_tokens", BigInteger, nullable=False),
+    *_count_columns(
+        Column("cost_input", Float, nullable=False),
+        Column("cost_output", Float, nullable=False),
+        Column("cost_cache_read", Float, nullable=False),
+        Column("cost_cache_write", Float, nullable=False),
+        Column("unpriced_tokens", BigInteger, nullable=False),
+    ),
     # In hour order, so the page's range is one seek and its hours come out grouped.
     PrimaryKeyConstraint("hour", "provider", "model", "stop_reason"),
     sqlite_with_rowid=False,
 )
 
-_ROLLUP_KEYS = ("hour", "provider", "model", "stop_reason")
+# Per conversation ('' for none), hour, provider and model: the most expensive conversations.
+usage_conversation_hourly = Table(
+    "usage_conversation_hourly",
+    metadata,
+    Column("conversation_id", Text, nullable=False),
+    Column("hour", BigInteger, nullable=False),
+    Column("provider", Text, nullable=False),
+    Column("model", Text, nullable=False),
+    *_count_columns(
+        Column("errors", BigInteger, nullable=False),
+        Column("last_ms", BigInteger, nullable=False),
+    ),
+    # In conversation order, so grouping conversations walks it without a sort.
+    PrimaryKeyConstraint("conversation_id", "hour", "provider", "model"),
+    sqlite_with_rowid=False,
+)
+
 _PRICED = "CASE WHEN {r}price_known THEN {value} ELSE 0 END"
+_TOKENS = "{r}input_tokens + {r}output_tokens + {r}cache_read_tokens + {r}cache_write_tokens"
 # Each rollup column as an expression over one usage row (`{r}` is the row's prefix).
-_ROLLUP_ROW_SQL: dict[str, str] = {
+_ROW_SQL: dict[str, str] = {
+    "conversation_id": "coalesce({r}conversation_id, '')",
     "hour": "{r}created_ms / 3600000",
     "provider": "{r}provider",
     "model": "{r}model",
     "stop_reason": "{r}stop_reason",
     "requests": "1",
-    "input_tokens": "{r}input_tokens",
-    "output_tokens": "{r}output_tokens",
-    "cache_read_tokens": "{r}cache_read_tokens",
-    "cache_write_tokens": "{r}cache_write_tokens",
+    "errors": f"CASE WHEN {{r}}stop_reason = '{ERROR_STOP_REASON}' THEN 1 ELSE 0 END",
+    **{
+        name: "{r}" + name
+        for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+    },
     "reasoning_tokens": "{r}reasoning_tokens",
     **{
         name: _PRICED.replace("{value}", "{r}" + name)
         for name in ("cost_total", "cost_input", "cost_output", "cost_cache_read", "cost_cache_write")
     },
     "unpriced_requests": "CASE WHEN {r}price_known THEN 0 ELSE 1 END",
-    "unpriced_tokens": "CASE WHEN {r}price_known THEN 0 ELSE {r}input_tokens + {r}output_tokens"
-    " + {r}cache_read_tokens + {r}cache_write_tokens END",
+    "unpriced_tokens": f"CASE WHEN {{r}}price_known THEN 0 ELSE {_TOKENS} END",
+    "last_ms": "{r}created_ms",
 }
-_ROLLUP_SUMS = [name for name in _ROLLUP_ROW_SQL if name not in _ROLLUP_KEYS]
-_ROLLUP_UPSERT = f"ON CONFLICT ({', '.join(_ROLLUP_KEYS)}) DO UPDATE SET " + ", ".join(
-    f"{name} = usage_hourly.{name} + excluded.{name}" for name in _ROLLUP_SUMS
-)
+ROLLUPS = (usage_hourly, usage_conversation_hourly)
 
 
-def _rollup_select(source: str) -> str:
-    """SELECT of `source`'s usage rows summed per rollup key, in key order."""
-    r = f"{source}."
-    columns = [
-        _ROLLUP_ROW_SQL[name].format(r=r)
-        if name in _ROLLUP_KEYS
-        else f"sum({_ROLLUP_ROW_SQL[name].format(r=r)})"
-        for name in _ROLLUP_ROW_SQL
-    ]
-    order = ", ".join(str(i + 1) for i in range(len(_ROLLUP_KEYS)))
+def _keys(table: Table) -> list[str]:
+    return [column.name for column in table.primary_key.columns]
+
+
+def _rollup_select(table: Table, source: str) -> str:
+    """SELECT of `source`'s usage rows summed per key of `table`, in key order."""
+    keys = _keys(table)
+    columns = []
+    for column in table.c:
+        expr = _ROW_SQL[column.name].format(r=f"{source}.")
+        columns.append(
+            expr if column.name in keys else f"{'max' if column.name == 'last_ms' else 'sum'}({expr})"
+        )
+    order = ", ".join(str(i + 1) for i in range(len(keys)))
     # WHERE true: SQLite needs it to tell the upsert's ON CONFLICT from a join's ON.
     return f"SELECT {', '.join(columns)} FROM {source} WHERE true GROUP BY {order} ORDER BY {order}"
 
 
-_ROLLUP_INSERT = f"INSERT INTO usage_hourly ({', '.join(_ROLLUP_ROW_SQL)}) "
+def _rollup_insert(table: Table) -> str:
+    return f"INSERT INTO {table.name} ({', '.join(column.name for column in table.c)}) "
 
 
-def _rollup_trigger_sql(dialect: str) -> list[str]:
-    """The statements that make `dialect` add every new usage row to usage_hourly."""
+def _rollup_upsert(table: Table, dialect: str) -> str:
+    keys = _keys(table)
+    latest = "max" if dialect == "sqlite" else "greatest"  # SQLite's two-argument max is a scalar
+    merged = [
+        f"{c.name} = {latest}({table.name}.{c.name}, excluded.{c.name})"
+        if c.name == "last_ms"
+        else f"{c.name} = {table.name}.{c.name} + excluded.{c.name}"
+        for c in table.c
+        if c.name not in keys
+    ]
+    return f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {', '.join(merged)}"
+
+
+def _rollup_trigger_sql(table: Table, dialect: str) -> list[str]:
+    """The statements that make `dialect` add every new usage row to `table`."""
+    name = f"{table.name}_add"
     if dialect == "sqlite":
         # SQLite has row triggers only: one upsert per inserted row.
-        values = ", ".join(expr.format(r="NEW.") for expr in _ROLLUP_ROW_SQL.values())
+        values = ", ".join(_ROW_SQL[column.name].format(r="NEW.") for column in table.c)
         return [
-            "CREATE TRIGGER IF NOT EXISTS usage_hourly_add AFTER INSERT ON usage BEGIN "
-            f"{_ROLLUP_INSERT}VALUES ({values}) {_ROLLUP_UPSERT}; END"
+            f"CREATE TRIGGER IF NOT EXISTS {name} AFTER INSERT ON usage BEGIN "
+            f"{_rollup_insert(table)}VALUES ({values}) {_rollup_upsert(table, dialect)}; END"
         ]
     if dialect == "postgresql":
         # A statement trigger sees the whole insert as a table: a bulk insert is one grouped upsert,
         # whose keys are locked in key order, so concurrent writers cannot deadlock on them.
-        body = f"{_ROLLUP_INSERT}{_rollup_select('new_usage')} {_ROLLUP_UPSERT}"
+        body = f"{_rollup_insert(table)}{_rollup_select(table, 'new_usage')} {_rollup_upsert(table, dialect)}"
         return [
-            "CREATE OR REPLACE FUNCTION usage_hourly_add() RETURNS trigger LANGUAGE plpgsql AS "
+            f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS "
             f"$$ BEGIN {body}; RETURN NULL; END $$",
-            "CREATE OR REPLACE TRIGGER usage_hourly_add AFTER INSERT ON usage "
-            "REFERENCING NEW TABLE AS new_usage FOR EACH STATEMENT EXECUTE FUNCTION usage_hourly_add()",
+            f"CREATE OR REPLACE TRIGGER {name} AFTER INSERT ON usage "
+            f"REFERENCING NEW TABLE AS new_usage FOR EACH STATEMENT EXECUTE FUNCTION {name}()",
         ]
-    raise StoreError(f"The usage rollup supports SQLite and PostgreSQL, not {dialect}.")
+    raise StoreError(f"The usage rollups support SQLite and PostgreSQL, not {dialect}.")
 
 
-def _install_rollup(conn: Connection) -> None:
-    """Create usage_hourly and its trigger, and fill it from the usage rows already there."""
-    metadata.create_all(conn, tables=[usage, usage_hourly])
+def _install_rollup(conn: Connection, table: Table) -> None:
+    """Create the rollup `table` and its trigger, and fill it from the usage rows already there."""
+    metadata.create_all(conn, tables=[usage, table])
     # The trigger first: on PostgreSQL creating it waits for open inserts into usage and holds
     # new ones off until this transaction commits, so the refill below sees each row exactly once.
-    for statement in _rollup_trigger_sql(conn.dialect.name):
+    for statement in _rollup_trigger_sql(table, conn.dialect.name):
         conn.execute(text(statement))
-    conn.execute(delete(usage_hourly))
-    conn.execute(text(_ROLLUP_INSERT + _rollup_select("usage")))
+    conn.execute(delete(table))
+    conn.execute(text(_rollup_insert(table) + _rollup_select(table, "usage")))
 
 
 schema_version = Table(
@@ -345,13 +388,19 @@ def _migrate_2_to_3(conn: Connection) -> None:
 
 def _migrate_3_to_4(conn: Connection) -> None:
     # Version 4 adds usage_hourly, kept by a trigger, and fills it from the existing usage rows.
-    _install_rollup(conn)
+    _install_rollup(conn, usage_hourly)
+
+
+def _migrate_4_to_5(conn: Connection) -> None:
+    # Version 5 adds usage_conversation_hourly the same way.
+    _install_rollup(conn, usage_conversation_hourly)
 
 
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
     3: _migrate_3_to_4,
+    4: _migrate_4_to_5,
 }
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 
@@ -412,7 +461,8 @@ def migrate(engine: Engine) -> int:
             )
         if found == 0:
             metadata.create_all(conn)
-            _install_rollup(conn)
+            for rollup in ROLLUPS:
+                _install_rollup(conn, rollup)
         else:
             for version in range(found, SCHEMA_VERSION):
                 MIGRATIONS[version](conn)

@@ -38,14 +38,20 @@ from sqlalchemy import (
     union_all,
 )
 
-from yiem.store import USAGE_HOUR_EXPRESSION, conversations, usage, usage_hourly
+from yiem.store import (
+    ERROR_STOP_REASON,
+    USAGE_HOUR_EXPRESSION,
+    conversations,
+    usage,
+    usage_conversation_hourly,
+    usage_hourly,
+)
 
 HOUR_MS = 3_600_000
 DAY_MS = 86_400_000
 # Above this many requests a median is read from an evenly spread sample of them (by id), so the
 # page never pulls every latency out of the database; at or below it the median is exact.
 MEDIAN_SAMPLE = 20_000
-ERROR_STOP_REASON = "error"
 
 Granularity = Literal["hour", "day"]
 
@@ -423,6 +429,23 @@ def _rollup_hours(flt: UsageFilter, first: int, last: int, full: bool) -> Select
     return query
 
 
+def _split_hours(flt: UsageFilter) -> tuple[int, int, list[UsageFilter]] | None:
+    """The whole UTC hours [first, last) inside `flt`'s range, and filters for the partial hours at
+    its ends; None when the range is open or holds no whole hour."""
+    if flt.start_ms is None or flt.end_ms is None:
+        return None
+    first = -(-flt.start_ms // HOUR_MS)  # the first hour that starts inside the range
+    last = flt.end_ms // HOUR_MS  # the hour the range ends in, partial or empty
+    if first >= last:
+        return None
+    edges = []
+    if flt.start_ms < first * HOUR_MS:
+        edges.append(replace(flt, end_ms=first * HOUR_MS))
+    if flt.end_ms > last * HOUR_MS:
+        edges.append(replace(flt, start_ms=last * HOUR_MS))
+    return first, last, edges
+
+
 def _hourly(flt: UsageFilter, full: bool = False) -> Any:
     """`flt`'s requests as sums per UTC hour and key (a subquery), or None when only rows can say.
 
@@ -431,16 +454,57 @@ def _hourly(flt: UsageFilter, full: bool = False) -> Any:
     """
     if flt.conversation_id is not None or flt.start_ms is None or flt.end_ms is None:
         return None
-    first = -(-flt.start_ms // HOUR_MS)  # the first hour that starts inside the range
-    last = flt.end_ms // HOUR_MS  # the hour the range ends in, partial or empty
-    if first >= last:
+    split = _split_hours(flt)
+    if split is None:
         return _raw_hours(flt, full).subquery()
-    parts: list[Select[Any]] = [_rollup_hours(flt, first, last, full)]
-    if flt.start_ms < first * HOUR_MS:
-        parts.append(_raw_hours(replace(flt, end_ms=first * HOUR_MS), full))
-    if flt.end_ms > last * HOUR_MS:
-        parts.append(_raw_hours(replace(flt, start_ms=last * HOUR_MS), full))
+    first, last, edges = split
+    parts = [_rollup_hours(flt, first, last, full), *(_raw_hours(edge, full) for edge in edges)]
     return (union_all(*parts) if len(parts) > 1 else parts[0]).subquery()
+
+
+def _raw_conversations(flt: UsageFilter, edge: bool = False) -> Select[Any]:
+    # Walking ix_usage_conversation_totals in conversation order groups without a sort; that
+    # beats sorting the period's rows even when the period is a small part of the table. A partial
+    # edge hour is a sliver of the table: seek it by time instead.
+    return (
+        select(usage.c.conversation_id, func.max(usage.c.created_ms).label("last_ms"), *_sums())
+        .where(flt.where(time_index=edge))
+        .group_by(usage.c.conversation_id)
+    )
+
+
+def _per_conversation(flt: UsageFilter) -> Any:
+    """`flt`'s requests summed per conversation (a subquery): whole hours from
+    usage_conversation_hourly (walked in conversation order), partial edge hours from the rows."""
+    split = _split_hours(flt)
+    if split is None:
+        return _raw_conversations(flt).subquery()
+    first, last, edges = split
+    r = usage_conversation_hourly.c
+    query = select(
+        func.nullif(r.conversation_id, "").label("conversation_id"),
+        func.max(r.last_ms).label("last_ms"),
+        *(func.sum(r[name]).label(name) for name in Counts.model_fields),
+    ).where(r.hour >= first, r.hour < last)
+    if flt.providers:
+        query = query.where(r.provider.in_(flt.providers))
+    if flt.models:
+        query = query.where(r.model.in_(flt.models))
+    if flt.conversation_id is not None:
+        query = query.where(r.conversation_id == flt.conversation_id)
+    query = query.group_by(r.conversation_id)
+    if not edges:
+        return query.subquery()
+    parts = union_all(query, *(_raw_conversations(edge, edge=True) for edge in edges)).subquery()
+    return (
+        select(
+            parts.c.conversation_id,
+            func.max(parts.c.last_ms).label("last_ms"),
+            *(func.sum(parts.c[name]).label(name) for name in Counts.model_fields),
+        )
+        .group_by(parts.c.conversation_id)
+        .subquery()
+    )
 
 
 def _whole_hours(spans: list[tuple[int, int]]) -> bool:
@@ -582,17 +646,10 @@ def headline(engine: Engine, flt: UsageFilter) -> HeadlineChange:
 
 def top_conversations(engine: Engine, flt: UsageFilter, limit: int = 10) -> list[BreakdownRow]:
     """The `limit` most expensive conversations (then most requests), with their titles."""
+    sums = _per_conversation(flt)
     grouped = (
-        select(usage.c.conversation_id, func.max(usage.c.created_ms).label("last_ms"), *_sums())
-        # Walking ix_usage_conversation_totals in conversation order groups without a sort; that
-        # beats sorting the period's rows even when the period is a small part of the table.
-        .where(flt.where(time_index=False))
-        .group_by(usage.c.conversation_id)
-        .order_by(
-            _priced_cost().desc(),
-            func.count().desc(),
-            usage.c.conversation_id,
-        )
+        select(sums)
+        .order_by(sums.c.cost_total.desc(), sums.c.requests.desc(), sums.c.conversation_id)
         .limit(limit)
         .subquery()
     )
