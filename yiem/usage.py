@@ -1,10 +1,13 @@
 """The Costs page's aggregations over the usage table, pushed down to SQL (SQLite and PostgreSQL).
 
 One grouped query (the "cube": local hour or day x provider x model x stop reason) feeds the
-headline, the charts and the provider, model and stop-reason breakdowns; it sums requests per UTC
-hour straight off an index in hour order, then groups the hours, so SQLite sorts hours, not
-requests. The previous period is one ungrouped query; medians come from a bounded sample; the
-top conversations walk an index in conversation order. Nothing loads every row into Python.
+headline, the charts and the provider, model and stop-reason breakdowns; it groups sums per UTC
+hour into local buckets, so the database sorts hours, not requests. Those hourly sums come from
+the rollup usage_hourly (kept by a trigger, see yiem.store) for the whole hours of the range, and
+from the usage rows, straight off an index in hour order, for a partial hour at either end or
+when a conversation is picked. The previous period is one ungrouped query over the same sums;
+the top conversations walk usage_conversation_hourly in conversation order; medians come from a
+bounded sample of rows. Nothing loads every row into Python.
 
 Local buckets: `(created_ms + offset) // size` with the zone's offset written as a CASE over the
 DST changes inside the range, so a day in Europe/Paris is 23, 24 or 25 hours as the clocks say,
