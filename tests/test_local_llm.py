@@ -105,21 +105,34 @@ def _gone_within(pid: int, seconds: float) -> bool:
 
 
 _OWNER = """
-import sys, time
+import sys, threading, time
 from yiem.local_llm import LocalLlmServer
-server = LocalLlmServer(progress=None).start()
-print(server._process.pid, flush=True)
+servers = []
+start = lambda: servers.append(LocalLlmServer(progress=None).start())
+if sys.argv[2] == "thread":  # as Streamlit does: a script thread that ends while the server runs on
+    worker = threading.Thread(target=start)
+    worker.start()
+    worker.join()
+    time.sleep(0.5)
+    assert servers[0].running, "the server stopped when the thread that started it ended"
+else:
+    start()
+print(servers[0]._process.pid, flush=True)
 if sys.argv[1] == "hang":
     time.sleep(120)
 """
 
 
 @pytest.mark.llama
-@pytest.mark.parametrize("ending", ["exit", "hang"], ids=["normal-exit", "killed"])
-def test_server_never_outlives_its_python_process(ending: str) -> None:
+@pytest.mark.parametrize(
+    ("ending", "starter"),
+    [("exit", "main"), ("hang", "main"), ("hang", "thread")],
+    ids=["normal-exit", "killed", "killed-after-starting-thread-ended"],
+)
+def test_server_never_outlives_its_python_process(ending: str, starter: str) -> None:
     """Normal exit runs atexit; SIGKILL, where atexit cannot run, is covered by the parent-death signal."""
     owner = subprocess.Popen(
-        [sys.executable, "-c", _OWNER, ending],
+        [sys.executable, "-c", _OWNER, ending, starter],
         stdout=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).resolve().parent.parent,

@@ -10,6 +10,7 @@ import atexit
 import contextlib
 import ctypes
 import os
+import queue
 import signal
 import socket
 import subprocess
@@ -18,6 +19,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from types import TracebackType
 from typing import IO
@@ -111,6 +113,43 @@ def _die_with_parent() -> None:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         pr_set_pdeathsig = 1
         libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+_Spawn = Callable[[Callable[[], None] | None], "subprocess.Popen[bytes]"]
+_spawn_requests: queue.SimpleQueue[tuple[_Spawn, Future[subprocess.Popen[bytes]]]] = queue.SimpleQueue()
+_spawner_lock = threading.Lock()
+_spawner: threading.Thread | None = None
+
+
+def _spawn_tied_to_process(spawn: _Spawn) -> subprocess.Popen[bytes]:
+    """Start a child that the kernel stops when this process dies, even by SIGKILL.
+
+    The parent-death signal fires when the *thread* that forked the child ends, so a server
+    started from a short-lived thread (Streamlit runs each page in one) would be stopped too
+    soon, or, without the signal, orphaned. Children are therefore forked by one daemon thread
+    that lives exactly as long as the process.
+    """
+    if sys.platform != "linux":
+        return spawn(None)
+    if threading.current_thread() is threading.main_thread():
+        return spawn(_die_with_parent)
+    global _spawner
+    with _spawner_lock:
+        if _spawner is None or not _spawner.is_alive():
+            _spawner = threading.Thread(target=_serve_spawns, name="yiem-spawner", daemon=True)
+            _spawner.start()
+    result: Future[subprocess.Popen[bytes]] = Future()
+    _spawn_requests.put((spawn, result))
+    return result.result()
+
+
+def _serve_spawns() -> None:
+    while True:
+        spawn, result = _spawn_requests.get()
+        try:
+            result.set_result(spawn(_die_with_parent))
+        except BaseException as error:  # handed to the caller's thread, which raises it
+            result.set_exception(error)
 
 
 def _print_progress(text: str) -> None:
@@ -270,13 +309,15 @@ class LocalLlmServer:
             command += ["--chat-template-file", str(template)]
         # Kept open for the server's lifetime (closed in _terminate); its tail explains failures.
         self._log = tempfile.TemporaryFile(prefix="yiem-llama-")  # noqa: SIM115
-        on_main_thread = threading.current_thread() is threading.main_thread()
-        self._process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent if on_main_thread and sys.platform == "linux" else None,
+        log = self._log
+        self._process = _spawn_tied_to_process(
+            lambda preexec: subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=preexec,
+            )
         )
         self._port = port
         _live_servers.add(self)
