@@ -2,6 +2,11 @@
 
 from pathlib import Path
 
+import pytest
+
+# Fixture modules import each other; marking them first keeps their asserts rewritten either way.
+pytest.register_assert_rewrite("tests.fixtures")
+
 pytest_plugins = sorted(
     f"tests.fixtures.{path.stem}"
     for path in (Path(__file__).parent / "fixtures").glob("*.py")
