@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from yiem.agent import Agent  # noqa: E402
-from yiem.background_events import BackgroundEvents, Quiet  # noqa: E402
+from yiem.chat import BackgroundEvents, Quiet  # noqa: E402
 from yiem.scripted_llm import ScriptedLlm  # noqa: E402
 from yiem.types import AbortSignal, AgentTool, LlmModel  # noqa: E402
 
@@ -91,7 +91,7 @@ def _page_stop_latency(runs: int) -> list[float]:
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
     from streamlit.testing.v1 import AppTest
 
-    from ui import chat_agent
+    from ui.chat import agent as chat_agent
     from yiem.tool_registry import ToolRegistry
 
     run: dict[str, Any] = {}

@@ -1,4 +1,4 @@
-"""The Costs page's aggregations: SQL pushdown (yiem.usage) against pandas over all rows, same run.
+"""The Costs page's aggregations: SQL pushdown (yiem.costs) against pandas over all rows, same run.
 
 For each size (10k, 100k, 1M demo rows in a fresh SQLite file, `seed-demo`'s generator) and two
 views (the page's default "last 30 days", and "all time"), both sides compute what the page
@@ -31,9 +31,12 @@ sys.path.insert(0, str(ROOT))
 import pandas as pd  # noqa: E402
 from sqlalchemy import Engine, select  # noqa: E402
 
-from yiem import usage  # noqa: E402
-from yiem.demo_data import seed_demo  # noqa: E402
-from yiem.store import conversations, create_store_engine  # noqa: E402
+from yiem import costs as usage  # noqa: E402
+from yiem.store import (  # noqa: E402
+    conversations,
+    create_store_engine,
+    seed_demo,
+)
 from yiem.store import usage as usage_table  # noqa: E402
 
 TZ = "Europe/Paris"
@@ -42,7 +45,7 @@ DAYS = 180
 
 
 def sql_page(engine: Engine, flt: usage.UsageFilter) -> dict[str, Any]:
-    """What ui/pages/costs.py asks of yiem.usage for one view."""
+    """What ui/pages/costs.py asks of yiem.costs for one view."""
     usage.data_range(engine)
     options = usage.filter_options(engine)
     data = usage.dashboard(engine, flt, TZ)

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 PY="${PY:-.venv/bin/python}"
 PORT="${YIEM_PORT:-8501}"
 
-if provider=$("$PY" -m yiem.connection configured-provider); then
+if provider=$("$PY" -m yiem.chat configured-provider); then
   echo "yiem: using $provider (its key is configured)"
 else
   echo "yiem: no provider key configured; the chat uses the embedded local model"

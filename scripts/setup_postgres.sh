@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# PostgreSQL for the store and usage tests (yiem.store and yiem.usage must behave the same on SQLite
+# PostgreSQL for the store and usage tests (yiem.store and yiem.costs must behave the same on SQLite
 # and PostgreSQL): Debian's server package. The tests start their own throwaway cluster on
 # 127.0.0.1 (tests/fixtures/postgres.py) and remove it; nothing here starts a server.
 # Idempotent, and returns at once when the server binaries are already installed.

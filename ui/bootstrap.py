@@ -17,8 +17,7 @@ from typing import Any
 import streamlit as st
 from sqlalchemy.engine import Engine
 
-from yiem.chat_session import ChatSession
-from yiem.connection import ChatSettings, default_settings
+from yiem.chat import ChatSession, ChatSettings, default_settings
 from yiem.mcp import McpClient, McpError
 from yiem.mcp.config import McpConfigError, connect_server, load_mcp_config
 from yiem.store import ConversationStore, create_store_engine, database_url

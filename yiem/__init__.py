@@ -1,9 +1,7 @@
 """yiem: a synchronous implementation of the YiemAgent specification."""
 
-from typing import TYPE_CHECKING
-
 from yiem.agent import Agent, AgentBusyError, AgentError
-from yiem.background_events import BackgroundEvents, Quiet
+from yiem.errors import YiemError
 from yiem.events import (
     AgentEndEvent,
     AgentEvent,
@@ -76,11 +74,9 @@ __all__ = [
     "AgentState",
     "AgentTool",
     "AgentToolCall",
-    "AnthropicClient",
     "AnyAssistantMessage",
     "AssistantMessage",
     "AssistantMessageToolCall",
-    "BackgroundEvents",
     "BeforeToolCallContext",
     "BeforeToolCallResult",
     "GenerationOptions",
@@ -88,19 +84,13 @@ __all__ = [
     "LlmClient",
     "LlmModel",
     "LlmUsage",
-    "LocalLlmServer",
-    "McpClient",
-    "McpError",
     "MessageContent",
     "MessageEndEvent",
     "MessageStartEvent",
     "MessageUpdateEvent",
     "ModelCost",
-    "OpenAIChatClient",
-    "Quiet",
     "ReasoningContent",
     "ReasoningDelta",
-    "RetryPolicy",
     "ScriptedLlm",
     "ScriptedRequest",
     "StreamDone",
@@ -114,15 +104,14 @@ __all__ = [
     "ToolExecutionStartEvent",
     "ToolExecutionUpdateEvent",
     "ToolOutput",
-    "ToolRegistry",
     "ToolResultMessage",
     "TurnEndEvent",
     "TurnStartEvent",
     "UsageCost",
     "UserMessage",
+    "YiemError",
     "content_to_blocks",
     "extract_assistant_message",
-    "get_model",
     "message_to_openai",
     "run_agent_loop",
     "to_openai_messages",
@@ -130,31 +119,3 @@ __all__ = [
     "validate_required_args",
     "validate_tool_arguments",
 ]
-
-if TYPE_CHECKING:
-    from yiem.catalog import get_model
-    from yiem.local_llm import LocalLlmServer
-    from yiem.mcp import McpClient, McpError
-    from yiem.providers import AnthropicClient, OpenAIChatClient, RetryPolicy
-    from yiem.tool_registry import ToolRegistry
-
-# The HTTP and MCP layers load on first use, so `import yiem` (and `import yiem.mcp`) stay light.
-_LAZY = {
-    "AnthropicClient": "yiem.providers",
-    "OpenAIChatClient": "yiem.providers",
-    "McpClient": "yiem.mcp",
-    "McpError": "yiem.mcp",
-    "ToolRegistry": "yiem.tool_registry",
-    "RetryPolicy": "yiem.providers",
-    "LocalLlmServer": "yiem.local_llm",
-    "get_model": "yiem.catalog",
-}
-
-
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'yiem' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)

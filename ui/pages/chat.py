@@ -11,10 +11,19 @@ from typing import Any
 
 import streamlit as st
 
-from ui import bootstrap, chat_agent, chat_sidebar
-from yiem.background_events import BackgroundEvents, Quiet
-from yiem.chat_session import ChatSession, ChatSessionError, reply_caption, tool_results_by_call, user_message
-from yiem.connection import LOCAL
+from ui import bootstrap
+from ui.chat import agent as chat_agent
+from ui.chat import sidebar as chat_sidebar
+from yiem.chat import (
+    LOCAL,
+    BackgroundEvents,
+    ChatSession,
+    ChatSessionError,
+    Quiet,
+    reply_caption,
+    tool_results_by_call,
+    user_message,
+)
 from yiem.events import (
     AgentEndEvent,
     AgentEvent,

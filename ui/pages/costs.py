@@ -1,4 +1,4 @@
-"""The Costs page: what did this cost, where, and why. Figures come from yiem.usage (SQL)."""
+"""The Costs page: what did this cost, where, and why. Figures come from yiem.costs (SQL)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,8 @@ import streamlit as st
 from sqlalchemy import Engine
 
 from ui.bootstrap import store_engine
-from yiem import usage
-from yiem.demo_data import seed_demo
-from yiem.store import database_url
+from yiem import costs
+from yiem.store import database_url, seed_demo
 
 DEMO_ROWS = 5_000
 DEMO_DAYS = 90
@@ -33,7 +32,7 @@ ZONES = ["UTC", "Europe/London", "Europe/Paris", "America/New_York", "America/Lo
 @st.cache_data(ttl=30, show_spinner=False)
 def provider_models(url: str) -> list[tuple[str, str]]:
     """The filter's choices: every provider/model with usage (cached briefly: they rarely change)."""
-    return usage.filter_options(store_engine(url))
+    return costs.filter_options(store_engine(url))
 
 
 def dollars(value: float | None) -> str:
@@ -59,12 +58,12 @@ def percent(share: float | None) -> str:
     return "—" if share is None else f"{share:.1%}"
 
 
-def delta(change: usage.HeadlineChange, metric: str) -> str | None:
+def delta(change: costs.HeadlineChange, metric: str) -> str | None:
     ratio = change.change(metric)
     return None if ratio is None else f"{ratio:+.1%}"
 
 
-def breakdown_frame(rows: list[usage.BreakdownRow], name: str) -> pd.DataFrame:
+def breakdown_frame(rows: list[costs.BreakdownRow], name: str) -> pd.DataFrame:
     """One breakdown as a table: dollars stay numbers (sortable); unknown prices are empty, not $0."""
     total = sum(r.totals.cost_total for r in rows) or None
     return pd.DataFrame(
@@ -85,7 +84,7 @@ def breakdown_frame(rows: list[usage.BreakdownRow], name: str) -> pd.DataFrame:
     )
 
 
-def _price_note(totals: usage.Counts) -> str:
+def _price_note(totals: costs.Counts) -> str:
     if totals.unpriced_requests == 0:
         return "known"
     if totals.unpriced_requests == totals.requests:
@@ -104,7 +103,7 @@ TABLE_COLUMNS: dict[str, Any] = {
 
 
 def show_breakdown(
-    rows: list[usage.BreakdownRow], name: str, key: str, extra: dict[str, Any] | None = None
+    rows: list[costs.BreakdownRow], name: str, key: str, extra: dict[str, Any] | None = None
 ) -> None:
     frame = breakdown_frame(rows, name)
     config = dict(TABLE_COLUMNS)
@@ -119,7 +118,7 @@ def show_breakdown(
     )
     st.download_button(
         f"Download by {name.lower()} (CSV)",
-        usage.breakdown_csv(rows, key),
+        costs.breakdown_csv(rows, key),
         file_name=f"costs_by_{key}.csv",
         mime="text/csv",
         key=f"csv_{key}",
@@ -150,14 +149,14 @@ def remember_conversation() -> None:
         st.query_params["conversation"] = picked
 
 
-def choose_conversation(engine: Engine, top: list[usage.BreakdownRow], current: str | None) -> None:
+def choose_conversation(engine: Engine, top: list[costs.BreakdownRow], current: str | None) -> None:
     """The conversation filter, bound to the URL by hand: its choices change with the period."""
     options: list[str | None] = [None, *(r.conversation_id for r in top if r.conversation_id)]
     if current not in options:
         options.insert(1, current)
     titles = {r.conversation_id: r.label for r in top if r.conversation_id}
     if current and current not in titles:  # a shared link to a conversation outside the top 50
-        titles.update(usage.conversation_titles(engine, [current]))
+        titles.update(costs.conversation_titles(engine, [current]))
     st.selectbox(
         "Conversation",
         options,
@@ -173,7 +172,7 @@ st.title("Costs")
 url = database_url()
 engine = store_engine(url)
 
-stored = usage.data_range(engine)
+stored = costs.data_range(engine)
 if stored is None:
     empty_state(engine)
     st.stop()
@@ -186,9 +185,9 @@ pairs = provider_models(url)
 top_row = st.columns([2, 2, 2])
 # The URL keeps the label (?period=Last+7+days): bound widgets store their displayed option.
 period_label = top_row[0].selectbox(
-    "Period", list(usage.PERIODS.values()), index=2, key="period", bind="query-params"
+    "Period", list(costs.PERIODS.values()), index=2, key="period", bind="query-params"
 )
-period = next(key for key, label in usage.PERIODS.items() if label == period_label)
+period = next(key for key, label in costs.PERIODS.items() if label == period_label)
 tz = top_row[1].selectbox("Time zone", zones, index=zones.index(zone_default), key="tz", bind="query-params")
 today = datetime.fromtimestamp(now_ms / 1000, tz=ZoneInfo(tz)).date()
 dates: tuple[date, date] | None = None
@@ -222,17 +221,17 @@ try:
     if period == "all":
         start_ms, end_ms = stored
     else:
-        start_ms, end_ms = usage.period_range(period, tz, now_ms, dates)
-    base = usage.UsageFilter(
+        start_ms, end_ms = costs.period_range(period, tz, now_ms, dates)
+    base = costs.UsageFilter(
         start_ms=start_ms, end_ms=end_ms, providers=tuple(providers), models=tuple(models)
     )
-except usage.UsageFilterError as error:
+except costs.UsageFilterError as error:
     st.error(str(error))
     st.stop()
 
 conversation = st.query_params.get("conversation") or None
 flt = replace(base, conversation_id=conversation)
-data = usage.dashboard(engine, flt, tz, top_filter=base)
+data = costs.dashboard(engine, flt, tz, top_filter=base)
 summary, change, top_in_period = data.summary, data.headline, data.top_conversations
 with filters[2]:
     choose_conversation(engine, top_in_period, conversation)
@@ -342,7 +341,7 @@ with by_provider:
     show_breakdown(summary.breakdown("provider"), "Provider", "provider")
 with by_conversation:
     top = [r for r in top_in_period if conversation is None or r.conversation_id == conversation]
-    top = top[:TOP_CONVERSATIONS] if top else usage.top_conversations(engine, flt, 1)
+    top = top[:TOP_CONVERSATIONS] if top else costs.top_conversations(engine, flt, 1)
     links = [f"chat?c={r.conversation_id}" if r.conversation_id else None for r in top]
     st.caption(f"The {TOP_CONVERSATIONS} most expensive conversations in the period.")
     show_breakdown(
@@ -354,7 +353,7 @@ with by_conversation:
 with by_stop:
     show_breakdown(summary.breakdown("stop_reason"), "Stop reason", "stop_reason")
 with prices:
-    from yiem.catalog import ModelsFileError, get_model
+    from yiem.providers.catalog import ModelsFileError, get_model
 
     try:
         listed = [get_model(r.key.split("/", 1)[0], r.label) for r in model_rows]
@@ -391,7 +390,7 @@ with prices:
 
 st.download_button(
     f"Download the {now.requests:,} filtered requests (CSV)",
-    lambda: "".join(usage.iter_csv(engine, flt)),
+    lambda: "".join(costs.iter_csv(engine, flt)),
     file_name="usage.csv",
     mime="text/csv",
     key="csv_rows",

@@ -7,9 +7,9 @@ from typing import Any
 import streamlit as st
 
 from ui import bootstrap
-from ui import tools_connect as connection
-from ui.tools_browse import draw_prompts, draw_resources
-from ui.tools_calls import draw_history, draw_tools, finish_run
+from ui.tools import connect as connection
+from ui.tools.browse import draw_prompts, draw_resources
+from ui.tools.calls import draw_history, draw_tools, finish_run
 
 bootstrap.ensure_session()
 

@@ -4,8 +4,9 @@ Every client's `stream()` ends with one StreamDone whose `stop_reason` is one of
 `stop`, `length`, `tool_calls`, `error` or `aborted`, whatever the wire protocol calls them.
 """
 
+from yiem.providers._http import DEFAULT_TIMEOUT, HttpLlmClient, ModelListError
+from yiem.providers._retry import RetryPolicy
 from yiem.providers.anthropic import AnthropicClient, to_anthropic_messages, tool_to_anthropic
-from yiem.providers.http_client import DEFAULT_TIMEOUT, HttpLlmClient, ModelListError
 from yiem.providers.openai_chat import OpenAIChatClient
 from yiem.providers.presets import (
     PRESETS,
@@ -17,7 +18,6 @@ from yiem.providers.presets import (
     client_for_model,
     get_preset,
 )
-from yiem.providers.retry import RetryPolicy
 
 __all__ = [
     "DEFAULT_TIMEOUT",

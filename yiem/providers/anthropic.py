@@ -9,14 +9,14 @@ from typing import Any
 from httpx_sse import ServerSentEvent
 
 from yiem.llm import GenerationOptions, StreamEvent
-from yiem.providers.http_client import (
+from yiem.providers._http import (
     HttpLlmClient,
     HttpRequest,
     ProviderStreamError,
     provider_error_text,
 )
-from yiem.providers.json_fields import count, name, obj, text
-from yiem.providers.message_builder import MessageBuilder
+from yiem.providers._json_fields import count, name, obj, text
+from yiem.providers._message_builder import MessageBuilder
 from yiem.types import (
     AgentContext,
     AgentMessage,

@@ -11,16 +11,16 @@ from httpx_sse import ServerSentEvent
 
 from yiem.llm import GenerationOptions, StreamEvent
 from yiem.openai_format import to_openai_messages, tools_to_openai
-from yiem.providers.http_client import (
+from yiem.providers._http import (
     DEFAULT_TIMEOUT,
     HttpLlmClient,
     HttpRequest,
     ProviderStreamError,
     provider_error_text,
 )
-from yiem.providers.json_fields import count, name, obj, text
-from yiem.providers.message_builder import MessageBuilder
-from yiem.providers.retry import RetryPolicy
+from yiem.providers._json_fields import count, name, obj, text
+from yiem.providers._message_builder import MessageBuilder
+from yiem.providers._retry import RetryPolicy
 from yiem.types import AgentContext, LlmModel, LlmUsage
 
 # finish_reason → stop_reason; `content_filter` is an error with its own message.

@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from yiem.providers._http import HttpLlmClient
 from yiem.providers.anthropic import AnthropicClient
-from yiem.providers.http_client import HttpLlmClient
 from yiem.providers.openai_chat import OpenAIChatClient
 from yiem.types import Api, LlmModel
 

@@ -1,0 +1,86 @@
+"""Conversation export (JSON with the spec's field names, Markdown) and import."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from yiem.chat import Transcript, TranscriptError, export_json, export_markdown, import_json
+from yiem.types import (
+    AgentToolCall,
+    AssistantMessage,
+    AssistantMessageToolCall,
+    ImageContent,
+    ReasoningContent,
+    TextContent,
+    ToolResultMessage,
+    UserMessage,
+)
+
+
+def _transcript() -> Transcript:
+    return Transcript(
+        title="Sums",
+        provider="llama.cpp",
+        model="smollm2",
+        system_prompt="Be brief.",
+        messages=[
+            UserMessage(
+                content=[TextContent(text="add 2 and 3"), ImageContent(data="aGk=", mime_type="image/png")]
+            ),
+            AssistantMessageToolCall(
+                content=[ReasoningContent(text="I should call it")],
+                tool_calls=[AgentToolCall(id="c1", name="get-sum", arguments={"a": 2, "b": 3})],
+            ),
+            ToolResultMessage(tool_call_id="c1", tool_name="get-sum", content=[TextContent(text="5")]),
+            AssistantMessage(content=[TextContent(text="5")], stop_reason="end_turn"),
+            AssistantMessage(content=[], stop_reason="error", error_message="HTTP 500: boom"),
+        ],
+    )
+
+
+def test_json_export_uses_the_spec_field_names_and_round_trips() -> None:
+    """SP-001..SP-004 field names (toolCallId, toolName, stopReason, mimeType) in the export file."""
+    original = _transcript()
+    text = export_json(original)
+    body = json.loads(text)
+    assert body["format"] == "yiem.conversation" and body["systemPrompt"] == "Be brief."
+    assert body["messages"][0]["content"][1]["mimeType"] == "image/png"
+    assert body["messages"][1]["toolCalls"][0]["arguments"] == {"a": 2, "b": 3}
+    assert body["messages"][2]["toolCallId"] == "c1" and body["messages"][2]["role"] == "toolResult"
+    assert body["messages"][4]["errorMessage"] == "HTTP 500: boom"
+    back = import_json(text)
+    assert back.model_dump() == original.model_dump()
+    assert export_json(back) == text
+
+
+def test_import_accepts_a_bare_list_of_messages() -> None:
+    imported = import_json(json.dumps([{"role": "user", "content": [{"type": "text", "text": "hi"}]}]))
+    assert isinstance(imported.messages[0], UserMessage)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("not json", "not JSON"),
+        ("42", "JSON object"),
+        ('{"title": "x"}', "no `messages` list"),
+        ('{"format": "other.app", "messages": []}', "other.app"),
+        ('{"messages": [{"role": "user", "content": 3}]}', "Message 0"),
+        ('{"messages": [], "title": 5}', "title"),
+    ],
+)
+def test_a_bad_import_says_what_is_wrong(text: str, expected: str) -> None:
+    with pytest.raises(TranscriptError, match=expected):
+        import_json(text)
+
+
+def test_markdown_export_shows_roles_tools_reasoning_and_errors() -> None:
+    markdown = export_markdown(_transcript())
+    assert markdown.startswith("# Sums\n")
+    assert "## System\n\nBe brief." in markdown
+    assert "**Tool call** `get-sum`" in markdown and '"a": 2' in markdown
+    assert "### Tool result: `get-sum`" in markdown
+    assert "> **Reasoning**" in markdown and "*[image, image/png]*" in markdown
+    assert "**Error:** HTTP 500: boom" in markdown

@@ -1,0 +1,146 @@
+"""The embedded model server: found in the cache, started on loopback, stopped for good."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from yiem.providers.local_llm import (
+    LocalLlmNotInstalledError,
+    LocalLlmServer,
+    find_chat_template,
+    find_llama_server,
+    find_model,
+    is_installed,
+)
+
+
+def test_missing_binary_says_how_to_build_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("YIEM_CACHE_DIR", str(tmp_path))
+    with pytest.raises(LocalLlmNotInstalledError, match=r"make run.*setup_llama\.sh"):
+        find_llama_server()
+    with pytest.raises(LocalLlmNotInstalledError, match="SmolLM2"):
+        find_model()
+    with pytest.raises(LocalLlmNotInstalledError, match="setup_llama"):
+        LocalLlmServer(progress=None).start()
+    assert not is_installed()
+
+
+def test_cache_dir_override_finds_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("YIEM_CACHE_DIR", str(tmp_path))
+    binary = tmp_path / "llama-cpp-0.3.36" / "bin" / "llama-server"
+    binary.parent.mkdir(parents=True)
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    model = tmp_path / "smollm2-0.1.2" / "model.gguf"
+    model.parent.mkdir(parents=True)
+    model.write_bytes(b"gguf")
+    assert find_llama_server() == binary
+    assert find_model() == model
+    assert is_installed()
+
+
+def test_server_that_exits_at_once_reports_its_log(tmp_path: Path) -> None:
+    fake = tmp_path / "llama-server"
+    fake.write_text("#!/bin/sh\necho 'error: model file is corrupt' >&2\nexit 3\n")
+    fake.chmod(0o755)
+    server = LocalLlmServer(binary=fake, model_path=tmp_path / "m.gguf", progress=None)
+    with pytest.raises(Exception, match=r"exited with code 3[\s\S]*model file is corrupt"):
+        server.start()
+    assert not server.running
+
+
+@pytest.mark.llama
+def test_real_server_starts_on_loopback_and_stops(llama_server: LocalLlmServer) -> None:
+    assert llama_server.base_url.startswith("http://127.0.0.1:")
+    assert httpx.get(f"{llama_server.base_url}/health").status_code == 200
+    models = httpx.get(f"{llama_server.openai_base_url}/models").json()
+    assert llama_server.alias in str(models)
+    model = llama_server.llm_model()
+    assert model.provider == "local" and model.price_known is False and model.cost.input == 0
+
+
+@pytest.mark.llama
+def test_context_manager_stops_the_process() -> None:
+    messages: list[str] = []
+    with LocalLlmServer(progress=messages.append) as server:
+        process = server._process
+        url = server.base_url
+        assert process is not None and server.running
+    assert process.poll() is not None
+    assert not server.running
+    with pytest.raises(httpx.TransportError):
+        httpx.get(f"{url}/health", timeout=1)
+    assert any("ready" in line for line in messages) and any("stopping" in line for line in messages)
+
+
+def test_qwen_template_is_in_the_cache_when_built() -> None:
+    if not is_installed():
+        pytest.fail("llama-server is not built; run scripts/setup_llama.sh")
+    assert find_chat_template().name == "Qwen-Qwen2.5-7B-Instruct.jinja"
+
+
+def _alive(pid: int) -> bool:
+    """True while `pid` runs (a zombie waiting for its reaper counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+_OWNER = """
+import sys, threading, time
+from yiem.providers.local_llm import LocalLlmServer
+servers = []
+start = lambda: servers.append(LocalLlmServer(progress=None).start())
+if sys.argv[2] == "thread":  # as Streamlit does: a script thread that ends while the server runs on
+    worker = threading.Thread(target=start)
+    worker.start()
+    worker.join()
+    time.sleep(0.5)
+    assert servers[0].running, "the server stopped when the thread that started it ended"
+else:
+    start()
+print(servers[0]._process.pid, flush=True)
+if sys.argv[1] == "hang":
+    time.sleep(120)
+"""
+
+
+@pytest.mark.llama
+@pytest.mark.parametrize(
+    ("ending", "starter"),
+    [("exit", "main"), ("hang", "main"), ("hang", "thread")],
+    ids=["normal-exit", "killed", "killed-after-starting-thread-ended"],
+)
+def test_server_never_outlives_its_python_process(ending: str, starter: str) -> None:
+    """Normal exit runs atexit; SIGKILL, where atexit cannot run, is covered by the parent-death signal."""
+    owner = subprocess.Popen(
+        [sys.executable, "-c", _OWNER, ending, starter],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert owner.stdout is not None
+    server_pid = int(owner.stdout.readline())
+    assert _alive(server_pid)
+    if ending == "hang":
+        owner.send_signal(signal.SIGKILL)
+    owner.wait(60)
+    assert _gone_within(server_pid, 30), f"llama-server {server_pid} outlived its owner"

@@ -1,0 +1,346 @@
+"""The Chat page under Streamlit's AppTest, chatting with ScriptedLlm (no network, no model server)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from yiem.scripted_llm import ScriptedLlm
+from yiem.store import ConversationStore, create_store_engine
+from yiem.tool_registry import ToolRegistry
+from yiem.types import LlmModel, ModelCost, TextContent, UserMessage
+
+ROOT = Path(__file__).resolve().parents[2]
+PRICED = LlmModel(
+    id="scripted-1", provider="scripted", cost=ModelCost(input=3.0, output=15.0), price_known=True
+)
+
+
+def _app(llm: ScriptedLlm, model: LlmModel = PRICED, **state: Any) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["llm_override"] = (llm, model)
+    for key, value in state.items():
+        at.session_state[key] = value
+    return at.run()
+
+
+def _texts(at: AppTest, role: str) -> list[str]:
+    found = []
+    for message in at.chat_message:
+        if message.name == role:
+            found.append("\n".join(str(block.value) for block in message.markdown))
+    return found
+
+
+def _store(db_url: str) -> ConversationStore:
+    return ConversationStore(create_store_engine(db_url))
+
+
+def test_a_message_and_its_streamed_reply_with_cost_caption(db_url: str) -> None:
+    usage = {"inputTokens": 1000, "outputTokens": 200}
+    at = _app(ScriptedLlm([{"role": "assistant", "content": "Hello from the script!", "usage": usage}]))
+    assert not at.exception
+    at.chat_input[0].set_value("Hi there").run()
+    assert not at.exception, at.exception
+    assert _texts(at, "user") == ["Hi there"]
+    assert _texts(at, "assistant") == ["Hello from the script!"]
+    captions = [caption.value for caption in at.caption]
+    # 1000 × $3/M + 200 × $15/M = $0.006
+    assert any("1000 in · 200 out · 0 cached · $0.006000" in caption for caption in captions), captions
+    conversation_id = at.query_params["c"]
+    saved = _store(db_url).load_messages(conversation_id)
+    assert [m.role for m in saved] == ["user", "assistant"]
+    assert _store(db_url).get(conversation_id).title == "Hi there"
+
+
+def test_a_reply_of_a_model_without_price_says_price_unknown(db_url: str) -> None:
+    local = LlmModel(id="smollm2", provider="local", price_known=False)
+    at = _app(ScriptedLlm(["ok"]), local)
+    at.chat_input[0].set_value("hello").run()
+    assert any("price unknown" in caption.value for caption in at.caption)
+
+
+def test_a_tool_call_is_drawn_as_a_status_with_arguments_and_result(db_url: str) -> None:
+    registry = ToolRegistry()
+
+    def add(a: int, b: int) -> str:
+        """Add two integers."""
+        return str(a + b)
+
+    registry.add_function(add)
+    llm = ScriptedLlm(
+        [
+            {"content": "", "toolCalls": [{"id": "call_1", "name": "add", "arguments": {"a": 2, "b": 3}}]},
+            "The sum is 5.",
+        ]
+    )
+    at = _app(llm, tool_registry=registry, mcp_clients={}, mcp_errors={}, enabled_tools={"add"})
+    at.chat_input[0].set_value("What is 2 + 3?").run()
+    assert not at.exception, at.exception
+    assert llm.requests[0].tool_names == ["add"]
+    statuses = [status for status in at.status if "add" in status.label]
+    assert statuses and statuses[0].state == "complete"
+    codes = [json.loads(code.value) for code in statuses[0].code]
+    assert {"a": 2, "b": 3} in codes and 5 in codes
+    assert "The sum is 5." in _texts(at, "assistant")
+    # Reopened from the store, the call and its result are drawn the same way.
+    at.run()
+    assert [s.state for s in at.status if "add" in s.label] == ["complete"]
+
+
+def test_a_failing_tool_is_marked_failed(db_url: str) -> None:
+    registry = ToolRegistry()
+
+    def explode(reason: str) -> str:
+        """Always fails."""
+        raise RuntimeError(f"broken: {reason}")
+
+    registry.add_function(explode)
+    llm = ScriptedLlm(
+        [{"toolCalls": [{"id": "c1", "name": "explode", "arguments": {"reason": "disk"}}]}, "It failed."]
+    )
+    at = _app(llm, tool_registry=registry, mcp_clients={}, mcp_errors={}, enabled_tools={"explode"})
+    at.chat_input[0].set_value("go").run()
+    failed = [s for s in at.status if "explode" in s.label]
+    assert failed and failed[0].state == "error" and "failed" in failed[0].label
+    assert "broken: disk" in json.dumps([code.value for code in failed[0].code])
+
+
+def test_a_provider_error_is_shown_in_words_and_the_chat_goes_on(db_url: str) -> None:
+    error = {"content": "", "stop_reason": "error", "error_message": "HTTP 401 from api: Invalid API key"}
+    at = _app(ScriptedLlm([error, "Back to normal."]))
+    at.chat_input[0].set_value("first").run()
+    assert not at.exception
+    assert any("HTTP 401 from api: Invalid API key" in e.value for e in at.error)
+    at.chat_input[0].set_value("second").run()
+    assert not at.exception
+    assert "Back to normal." in _texts(at, "assistant")
+    assert _texts(at, "user") == ["first", "second"]
+
+
+def test_settings_that_cannot_reach_a_model_keep_the_prompt(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at.sidebar.selectbox(key="set-provider").set_value("openai").run()
+    assert at.session_state["settings"].provider == "openai"
+    at.chat_input[0].set_value("keep me").run()
+    assert not at.exception
+    assert any("OPENAI_API_KEY" in e.value for e in at.error)
+    saved = _store(db_url).load_messages(at.query_params["c"])
+    assert [m.content[0].text for m in saved if isinstance(m, UserMessage)] == ["keep me"]  # type: ignore[union-attr]
+
+
+def test_conversations_switch_through_the_url_and_the_sidebar(db_url: str) -> None:
+    store = _store(db_url)
+    first = store.create(title="First talk")
+    store.append_message(first.id, UserMessage(content=[TextContent(text="about apples")]))
+    second = store.create(title="Second talk")
+    store.append_message(second.id, UserMessage(content=[TextContent(text="about pears")]))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["c"] = first.id
+    at.run()
+    assert _texts(at, "user") == ["about apples"]
+    at.sidebar.button(key=f"open-{second.id}").click().run()
+    assert _texts(at, "user") == ["about pears"]
+    assert at.query_params["c"] == second.id
+    at.sidebar.button(key="new-chat").click().run()
+    assert _texts(at, "user") == []
+    assert "c" not in at.query_params
+
+
+def test_search_rename_and_delete_in_the_sidebar(db_url: str) -> None:
+    store = _store(db_url)
+    keep = store.create(title="Holiday plans")
+    gone = store.create(title="Tax questions")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at.sidebar.text_input(key="search").set_value("holiday").run()
+    labels = [button.label for button in at.sidebar.button if button.key and button.key.startswith("open-")]
+    assert labels == ["Holiday plans"]
+    at.sidebar.text_input(key="search").set_value("").run()
+    at.sidebar.text_input(key=f"title-{keep.id}").set_value("Summer holiday").run()
+    at.sidebar.button(key=f"rename-{keep.id}").click().run()
+    assert store.get(keep.id).title == "Summer holiday"
+    at.sidebar.button(key=f"delete-{gone.id}").click().run()
+    at.button(key="confirm-delete").click().run()
+    assert not at.exception
+    assert not store.exists(gone.id)
+    assert [b.label for b in at.sidebar.button if b.key and b.key.startswith("open-")] == ["Summer holiday"]
+
+
+def test_a_stale_link_opens_a_new_chat_with_a_notice(db_url: str) -> None:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["c"] = "no-such-id"
+    at.run()
+    assert any("no longer exists" in w.value for w in at.warning)
+    assert not at.exception
+
+
+def test_regenerate_replaces_the_last_reply(db_url: str) -> None:
+    llm = ScriptedLlm(["first answer", "second answer"])
+    at = _app(llm)
+    at.chat_input[0].set_value("question").run()
+    at.button(key="regenerate").click().run()
+    assert not at.exception
+    assert _texts(at, "assistant") == ["second answer"]
+    saved = _store(db_url).load_messages(at.query_params["c"])
+    assert [m.role for m in saved] == ["user", "assistant"]
+
+
+def test_edit_a_message_and_resend_from_there(db_url: str) -> None:
+    llm = ScriptedLlm(["one", "two", "edited reply"])
+    at = _app(llm)
+    at.chat_input[0].set_value("first").run()
+    at.chat_input[0].set_value("second").run()
+    where = f"{at.query_params['c']}-0"
+    at.text_area(key=f"edit-text-{where}").set_value("first, edited").run()
+    at.button(key=f"edit-send-{where}").click().run()
+    assert not at.exception
+    assert _texts(at, "user") == ["first, edited"]
+    assert _texts(at, "assistant") == ["edited reply"]
+
+
+def test_an_attached_image_is_sent_with_the_prompt(db_url: str) -> None:
+    png = bytes.fromhex(
+        "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8"
+        "cfc0f01f0005000201a5f5c6fb0000000049454e44ae426082"
+    )
+    llm = ScriptedLlm(["A tiny image."])
+    at = _app(llm, PRICED.model_copy(update={"input": ["text", "image"]}))
+    at.chat_input[0].set_value("what is this?").upload("dot.png", png, "image/png").run()
+    assert not at.exception
+    sent = llm.requests[0].messages[-1]
+    assert isinstance(sent, UserMessage)
+    assert [block.type for block in sent.content] == ["text", "image"]
+    assert len(at.get("image")) >= 1
+
+
+def test_a_text_only_model_offers_no_attachments(db_url: str) -> None:
+    at = _app(ScriptedLlm([]))
+    assert at.chat_input[0].proto.accept_file == 0  # ChatInput.AcceptFile.NONE
+
+
+def test_export_buttons_and_import(db_url: str, tmp_path: Path) -> None:
+    at = _app(ScriptedLlm(["exported reply"]))
+    at.chat_input[0].set_value("export me").run()
+    labels = [button.label for button in at.sidebar.get("download_button")]
+    assert labels == ["Export JSON", "Export Markdown"]
+    from yiem.chat import export_json
+
+    chat = at.session_state["chat"]
+    text = export_json(chat.transcript())
+    body = json.loads(text)
+    assert body["messages"][1]["stopReason"] and body["messages"][0]["role"] == "user"
+    assert "apiKey" not in text
+
+
+def test_a_typed_api_key_is_never_written(db_url: str, tmp_path: Path) -> None:
+    at = _app(ScriptedLlm(["fine"]))
+    at.sidebar.selectbox(key="set-provider").set_value("openai").run()
+    at.sidebar.text_input(key="set-key-openai").set_value("sk-secret-key-12345").run()
+    assert at.session_state["settings"].api_key == "sk-secret-key-12345"
+    at.chat_input[0].set_value("hello").run()
+    assert not at.exception
+    from yiem.chat import export_json, export_markdown
+
+    chat = at.session_state["chat"]
+    exported = export_json(chat.transcript()) + export_markdown(chat.transcript())
+    assert "sk-secret-key-12345" not in exported
+    database = Path(db_url.removeprefix("sqlite:///"))
+    for path in database.parent.glob(database.name + "*"):  # the file, its WAL and shared memory
+        assert b"sk-secret-key-12345" not in path.read_bytes()
+
+
+def test_a_server_that_is_down_is_reported_in_words(db_url: str) -> None:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.sidebar.selectbox(key="set-provider").set_value("llamacpp").run()
+    at.sidebar.text_input(key="set-url-llamacpp").set_value("http://127.0.0.1:9/v1").run()
+    at.sidebar.text_input(key="set-model-id-llamacpp").set_value("smollm2").run()
+    at.chat_input[0].set_value("anyone there?").run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert errors and "127.0.0.1:9" in errors[0], errors
+    assert _texts(at, "user") == ["anyone there?"]
+
+
+def test_reasoning_is_in_a_collapsed_expander(db_url: str) -> None:
+    llm = ScriptedLlm([{"content": "Paris.", "reasoning_content": "The capital of France is Paris."}])
+    at = _app(llm)
+    at.chat_input[0].set_value("Capital of France?").run()
+    expanders = [e for e in at.expander if e.label == "Reasoning"]
+    assert len(expanders) == 1 and not expanders[0].proto.expanded
+    assert expanders[0].markdown[0].value == "The capital of France is Paris."
+    assert "Paris." in _texts(at, "assistant")[0]
+
+
+def test_import_a_json_export_from_the_sidebar(db_url: str) -> None:
+    from yiem.chat import Transcript, export_json
+
+    exported = export_json(
+        Transcript(
+            title="Imported talk",
+            messages=[
+                UserMessage(content=[TextContent(text="old question")]),
+                {"role": "assistant", "content": [{"type": "text", "text": "old answer"}]},  # type: ignore[list-item]
+            ],
+        )
+    )
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at.sidebar.file_uploader(key="import-file").set_value(
+        ("talk.json", exported.encode(), "application/json")
+    ).run()
+    at.sidebar.button(key="import").click().run()
+    assert not at.exception
+    assert _texts(at, "user") == ["old question"] and _texts(at, "assistant") == ["old answer"]
+    assert _store(db_url).get(at.query_params["c"]).title == "Imported talk"
+
+
+def test_a_bad_import_is_explained(db_url: str) -> None:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at.sidebar.file_uploader(key="import-file").set_value(
+        ("bad.json", b'{"messages": 3}', "application/json")
+    ).run()
+    at.sidebar.button(key="import").click().run()
+    assert not at.exception
+    assert any("cannot be imported" in e.value and "messages" in e.value for e in at.sidebar.error)
+
+
+def test_mcp_servers_from_mcp_json_give_the_chat_real_tools(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, everything_stdio: Any
+) -> None:
+    """SP-009/SP-010 in the app: server-everything's get-sum is called from the chat and drawn."""
+    config = {
+        "mcpServers": {
+            "everything": {"command": everything_stdio.command, "args": list(everything_stdio.args)},
+            "broken": {"command": str(tmp_path / "no-such-server")},
+        }
+    }
+    (tmp_path / "mcp.json").write_text(json.dumps(config))
+    monkeypatch.setenv("YIEM_MCP_CONFIG", str(tmp_path / "mcp.json"))
+    llm = ScriptedLlm(
+        [{"toolCalls": [{"id": "c1", "name": "get-sum", "arguments": {"a": 19, "b": 23}}]}, "It is 42."]
+    )
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["llm_override"] = (llm, PRICED)
+    at.run()
+    assert set(at.session_state["mcp_clients"]) == {"everything"}
+    assert "broken" in at.session_state["mcp_errors"]
+    assert any("`broken` is not available" in w.value for w in at.sidebar.warning)
+    at.sidebar.multiselect(key="set-tools").set_value(["get-sum"]).run()
+    at.chat_input[0].set_value("19 + 23?").run()
+    assert not at.exception
+    assert llm.requests[0].tool_names == ["get-sum"]
+    status = next(s for s in at.status if "get-sum" in s.label)
+    assert status.state == "complete"
+    assert "42" in " ".join(code.value for code in status.code)
+    client = at.session_state["mcp_clients"]["everything"]
+    del at, status
+    import gc
+
+    gc.collect()
+    assert client._closed  # the session's MCP server ended with the session

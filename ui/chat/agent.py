@@ -1,0 +1,86 @@
+"""The chat's Agent for this session: built from the settings and the enabled tools."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import streamlit as st
+
+from ui import bootstrap
+from yiem.agent import Agent
+from yiem.chat import LOCAL, ConnectionSettingsError, RunAgent, connect
+from yiem.events import AgentEvent
+from yiem.llm import LlmClient
+from yiem.providers.catalog import get_model
+from yiem.types import AgentLoopConfig, AgentMessage, ImageContent, LlmModel, TextContent, UserMessage
+
+OVERRIDE_KEY = "llm_override"
+"""Tests put `(LlmClient, LlmModel)` here to chat with a scripted model instead of the settings'."""
+
+
+class ChatSetupError(Exception):
+    """The chat cannot reach a model with the current settings; the message says what to change."""
+
+
+def _client() -> tuple[LlmClient, LlmModel]:
+    override = st.session_state.get(OVERRIDE_KEY)
+    if override is not None:
+        client, model = override
+        return client, model
+    settings = bootstrap.settings()
+    fingerprint = (settings.provider, settings.base_url, settings.model_id, settings.api_key)
+    cached = st.session_state.get("yiem_client")
+    if cached is not None and cached[0] == fingerprint:
+        return cached[1], cached[2]
+    waiting = "Starting the local model…" if settings.provider == LOCAL else "Connecting…"
+    try:
+        with st.spinner(waiting):
+            client, model = connect(settings)
+    except ConnectionSettingsError as error:
+        raise ChatSetupError(str(error)) from error
+    if cached is not None:
+        close = getattr(cached[1], "close", None)  # the settings changed: free the old connections
+        if close is not None:
+            close()
+    st.session_state["yiem_client"] = (fingerprint, client, model)
+    return client, model
+
+
+def accepts_images() -> bool:
+    """Whether the chosen model takes images (so the chat input offers to attach them)."""
+    override = st.session_state.get(OVERRIDE_KEY)
+    if override is not None:
+        return "image" in override[1].input
+    settings = bootstrap.settings()
+    if settings.provider == LOCAL or not settings.model_id:
+        return False
+    return "image" in get_model(settings.provider, settings.model_id).input
+
+
+def prepare() -> tuple[RunAgent, LlmModel, Agent]:
+    """An Agent for the next message, a function that runs it on a history and a prompt, and its model.
+
+    Keep the returned agent to abort it: once Streamlit is stopping, even reading session state
+    raises its stop exception again.
+    """
+    client, model = _client()
+    settings = bootstrap.settings()
+    registry: Any = st.session_state["tool_registry"]
+    enabled: set[str] = st.session_state["enabled_tools"]
+    tools = [tool for name, tool in registry.tools.items() if name in enabled]
+    config = AgentLoopConfig(
+        tool_execution=settings.tool_execution,
+        temperature=settings.temperature,
+        max_tokens=settings.max_tokens,
+    )
+    agent = Agent(client, model, system_prompt=settings.system_prompt, tools=tools, config=config)
+    st.session_state["agent"] = agent
+
+    def run_agent(history: list[AgentMessage], prompt: UserMessage) -> Iterator[AgentEvent]:
+        agent.state.messages = list(history)
+        text = "".join(block.text for block in prompt.content if isinstance(block, TextContent))
+        images = [block for block in prompt.content if isinstance(block, ImageContent)]
+        return agent.prompt(text, images)
+
+    return run_agent, model, agent

@@ -1,0 +1,134 @@
+"""Chat settings in the sidebar: provider, model, key (this session only), prompt, tools."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from ui import bootstrap
+from yiem.chat import DEFAULT_MODELS, LOCAL, ChatSettings, available_models
+from yiem.providers.presets import PRESETS
+
+
+def _model_options(settings: ChatSettings) -> list[str]:
+    key = (settings.provider, settings.base_url, settings.api_key)
+    cache: dict[Any, tuple[list[str], str | None]] = st.session_state.setdefault("yiem_model_lists", {})
+    if key not in cache:
+        cache[key] = available_models(settings)
+    found, problem = cache[key]
+    if problem:
+        st.caption(f"The server's model list is not available: {problem}")
+    options = list(found)
+    if settings.model_id and settings.model_id not in options:
+        options.insert(0, settings.model_id)
+    return options
+
+
+def _tools_section() -> None:
+    registry: Any = st.session_state["tool_registry"]
+    errors: dict[str, str] = st.session_state.get("mcp_errors", {})
+    names = list(registry.tools)
+    for server, error in errors.items():
+        st.warning(f"MCP server `{server}` is not available: {error}")
+    if not names:
+        st.caption("No tools: add MCP servers to mcp.json, then reload.")
+        return
+    enabled: set[str] = st.session_state["enabled_tools"]
+    chosen = st.multiselect(
+        "Tools the model may call",
+        names,
+        default=[name for name in names if name in enabled],
+        key="set-tools",
+    )
+    st.session_state["enabled_tools"] = set(chosen)
+
+
+def draw() -> None:
+    """The settings expander; edits apply to the next message."""
+    settings = bootstrap.settings()
+    # The embedded model first: it is what works with no key and no network.
+    names = [LOCAL, *(name for name in PRESETS if name != LOCAL)]
+    with st.expander("Settings", icon=":material/tune:", expanded=False):
+        provider = st.selectbox(
+            "Provider",
+            names,
+            index=names.index(settings.provider) if settings.provider in names else 0,
+            format_func=lambda name: PRESETS[name].label,
+            key="set-provider",
+        )
+        choice = PRESETS[provider]
+        if provider != settings.provider:
+            settings = settings.model_copy(
+                update={
+                    "provider": provider,
+                    "base_url": choice.base_url,
+                    "model_id": DEFAULT_MODELS.get(provider, ""),
+                    "api_key": bootstrap.secret(choice.api_key_env) if choice.api_key_env else "",
+                }
+            )
+        if provider == LOCAL:
+            st.caption(
+                "A 135M-parameter toy model that runs on this machine with no key and no internet. "
+                "Its answers are often wrong; use it to try the app."
+            )
+        else:
+            base_url = st.text_input("Base URL", value=settings.base_url, key=f"set-url-{provider}")
+            typed_key = st.text_input(
+                "API key (kept for this session only)",
+                type="password",
+                key=f"set-key-{provider}",
+                placeholder=f"from {choice.api_key_env}" if settings.api_key else "",
+            )
+            settings = settings.model_copy(
+                update={"base_url": base_url.strip(), "api_key": typed_key.strip() or settings.api_key}
+            )
+            options = _model_options(settings)
+            if options:
+                model_id = st.selectbox(
+                    "Model",
+                    options,
+                    index=options.index(settings.model_id) if settings.model_id in options else None,
+                    accept_new_options=True,
+                    key=f"set-model-{provider}",
+                    placeholder="Choose or type a model id",
+                )
+            else:  # the server gave no list and the catalogue knows none: the id is typed
+                model_id = st.text_input("Model id", value=settings.model_id, key=f"set-model-id-{provider}")
+            settings = settings.model_copy(update={"model_id": (model_id or "").strip()})
+        system_prompt = st.text_area("System prompt", value=settings.system_prompt, key="set-system")
+        use_default = st.checkbox(
+            "Provider's default temperature", value=settings.temperature is None, key="set-temp-default"
+        )
+        temperature = (
+            None
+            if use_default
+            else st.slider(
+                "Temperature", 0.0, 2.0, value=settings.temperature or 0.7, step=0.1, key="set-temp"
+            )
+        )
+        max_tokens = st.number_input(
+            "Longest reply in tokens (0: the provider's default)",
+            min_value=0,
+            max_value=1_000_000,
+            value=settings.max_tokens or 0,
+            step=256,
+            key="set-max-tokens",
+        )
+        mode = st.radio(
+            "Tool calls of one reply run",
+            ["parallel", "sequential"],
+            index=0 if settings.tool_execution == "parallel" else 1,
+            horizontal=True,
+            key="set-mode",
+        )
+        settings = settings.model_copy(
+            update={
+                "system_prompt": system_prompt,
+                "temperature": temperature,
+                "max_tokens": int(max_tokens) or None,
+                "tool_execution": mode,
+            }
+        )
+        st.session_state["settings"] = settings
+        _tools_section()

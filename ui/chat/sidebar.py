@@ -1,0 +1,140 @@
+"""The Chat page's sidebar: conversations (new, switch, search, rename, delete), settings, files."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from ui.chat import settings as chat_settings
+from yiem.chat import ChatSession, TranscriptError, export_json, export_markdown, import_json
+from yiem.store import Conversation, StoreError
+
+DELETE_KEY = "yiem_delete"
+
+
+def _switch(chat: ChatSession, conversation_id: str | None) -> None:
+    if conversation_id is None:
+        chat.new()
+        st.query_params.pop("c", None)
+    else:
+        st.query_params["c"] = conversation_id
+
+
+def _forget_delete() -> None:
+    st.session_state.pop(DELETE_KEY, None)
+
+
+# The dialog is drawn from session state rather than from the button's click, so it survives the
+# rerun its own buttons cause; closing it with Esc or × forgets the pending delete.
+@st.dialog("Delete this conversation?", on_dismiss=_forget_delete)
+def _confirm_delete(chat: ChatSession, conversation: Conversation) -> None:
+    st.write(
+        f"“{conversation.title or 'Untitled'}” and all its messages will be deleted. Its costs stay "
+        "on the Costs page."
+    )
+    left, right = st.columns(2)
+    if left.button("Delete", type="primary", key="confirm-delete"):
+        try:
+            chat.store.delete(conversation.id)
+        except StoreError as error:
+            st.error(str(error))
+            return
+        _forget_delete()
+        if chat.conversation_id == conversation.id:
+            _switch(chat, None)
+        st.rerun()
+    if right.button("Keep it", key="cancel-delete"):
+        _forget_delete()
+        st.rerun()
+
+
+def _conversation_row(chat: ChatSession, conversation: Conversation) -> None:
+    current = conversation.id == chat.conversation_id
+    left, right = st.columns([5, 1], vertical_alignment="center")
+    if left.button(
+        conversation.title or "Untitled",
+        key=f"open-{conversation.id}",
+        type="primary" if current else "tertiary",
+        width="stretch",
+    ):
+        _switch(chat, conversation.id)
+        st.rerun()
+    with right.popover("", icon=":material/more_vert:", key=f"menu-{conversation.id}"):
+        title = st.text_input("Title", value=conversation.title, key=f"title-{conversation.id}")
+        if st.button("Rename", key=f"rename-{conversation.id}"):
+            try:
+                chat.store.rename(conversation.id, title.strip() or "Untitled")
+                chat.reload()
+            except StoreError as error:
+                st.error(str(error))
+            else:
+                st.rerun()
+        if st.button("Delete…", key=f"delete-{conversation.id}", icon=":material/delete:"):
+            st.session_state[DELETE_KEY] = conversation.id
+            st.rerun()
+
+
+def _files(chat: ChatSession) -> None:
+    with st.expander("Export and import", icon=":material/import_export:"):
+        if chat.messages:
+            transcript = chat.transcript()
+            stem = (transcript.title or "conversation").replace("/", "-")[:40]
+            st.download_button(
+                "Export JSON",
+                export_json(transcript),
+                f"{stem}.json",
+                "application/json",
+                key="export-json",
+                on_click="ignore",
+                icon=":material/download:",
+            )
+            st.download_button(
+                "Export Markdown",
+                export_markdown(transcript),
+                f"{stem}.md",
+                "text/markdown",
+                key="export-md",
+                on_click="ignore",
+                icon=":material/download:",
+            )
+        upload: Any = st.file_uploader("Import a JSON export", type=["json"], key="import-file")
+        if upload is not None and st.button("Import", key="import"):
+            try:
+                conversation = chat.import_transcript(import_json(upload.getvalue()))
+            except TranscriptError as error:
+                st.error(f"This file cannot be imported: {error}")
+            except StoreError as error:
+                st.error(f"The import could not be saved: {error}")
+            else:
+                st.query_params["c"] = conversation.id
+                st.rerun()
+
+
+def draw(chat: ChatSession) -> None:
+    """Draw the whole sidebar for the Chat page."""
+    with st.sidebar:
+        if st.button("New chat", icon=":material/add:", key="new-chat", width="stretch"):
+            _switch(chat, None)
+            st.rerun()
+        search = st.text_input(
+            "Search titles", key="search", placeholder="Search titles", label_visibility="collapsed"
+        )
+        try:
+            found = chat.store.list_conversations(search)
+        except StoreError as error:
+            st.error(f"Conversations could not be listed: {error}")
+            found = []
+        if not found:
+            st.caption("No conversations match." if search else "No conversations yet.")
+        with st.container(height=320 if len(found) > 8 else "content", border=False):
+            for conversation in found:
+                _conversation_row(chat, conversation)
+        _files(chat)
+        chat_settings.draw()
+    pending = st.session_state.get(DELETE_KEY)
+    if pending:
+        try:
+            _confirm_delete(chat, chat.store.get(pending))
+        except StoreError:
+            _forget_delete()

@@ -1,0 +1,293 @@
+"""The Tools tab (list, form, call with progress and Cancel, result) and the call history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from ui.tools import connect as connection
+from ui.tools.form import FormKeys, draw_form, form_arguments, load_arguments, remember
+from ui.tools.result import draw_record
+from yiem.explorer import (
+    CallRecord,
+    SchemaFormError,
+    ToolCallRun,
+    ToolForm,
+    annotation_badges,
+    chat_tool_name,
+    describe_error,
+    duration_words,
+    history_json,
+    progress_fraction,
+    progress_words,
+)
+from yiem.mcp import McpClient, McpError, McpTool
+
+RUN = "tools-run"
+HISTORY = "tools-history"
+LAST = "tools-last"  # (server, tool) -> the last finished CallRecord
+TIMEOUT = "tools-timeout"
+# Short calls finish before the page is drawn, so their result shows without a progress step.
+_QUICK_WAIT_S = 1.0
+_POLL_S = 0.5
+_SEARCH_FROM = 8
+
+
+def _tool_key(server: str) -> str:
+    return f"tools-tool:{server}"
+
+
+def _form_keys(server: str, tool: str) -> FormKeys:
+    return FormKeys(f"tf:{server}:{tool}")
+
+
+def _form_for(tool: McpTool) -> tuple[ToolForm, str | None]:
+    try:
+        return ToolForm(tool.input_schema), None
+    except SchemaFormError as error:
+        return ToolForm(None), f"The form cannot be built from this tool's schema ({error}); edit the JSON."
+
+
+def finish_run() -> None:
+    """Move a finished call into the history (once), wherever the page is."""
+    session: Any = st.session_state
+    run: ToolCallRun | None = session.get(RUN)
+    if run is None or not run.done:
+        return
+    record = run.record
+    session.setdefault(HISTORY, []).append(record)
+    session.setdefault(LAST, {})[(record.server, record.tool)] = record
+    del session[RUN]
+
+
+def start_call(server: str, client: McpClient, tool: str, arguments: dict[str, Any]) -> None:
+    session: Any = st.session_state
+    timeout = session.get(TIMEOUT) or None
+    run = ToolCallRun(client, server, tool, arguments, timeout=float(timeout) if timeout else None).start()
+    session[RUN] = run
+    if run.wait(_QUICK_WAIT_S):
+        finish_run()
+
+
+def draw_tools(server: str, client: McpClient) -> None:
+    session: Any = st.session_state
+    try:
+        tools = connection.cached_tools(server)
+    except McpError as error:
+        st.error(f"Listing the tools failed: {describe_error(error)}")
+        return
+    if not tools:
+        st.caption(f"{server} offers no tools.")
+        return
+    left, right = st.columns([2, 3], gap="large")
+    with left:
+        shown = _tool_list(server, tools)
+    chosen = session.get(_tool_key(server))
+    tool = next((tool for tool in shown if tool.name == chosen), None)
+    with right:
+        if tool is not None:
+            _draw_tool(server, client, tool)
+
+
+def _tool_list(server: str, tools: list[McpTool]) -> list[McpTool]:
+    header, refresh = st.columns([3, 1], vertical_alignment="center")
+    header.markdown(f"**{len(tools)} tools**")
+    if refresh.button("", icon=":material/refresh:", key="tools-refresh", help="List the tools again"):
+        problem = connection.refresh_tools(server)
+        if problem is None:
+            st.rerun()
+        st.error(f"Listing the tools failed: {problem}")
+    shown = tools
+    if len(tools) > _SEARCH_FROM:
+        remember("tools-search")
+        query = st.text_input("Search tools", key="tools-search", placeholder="name or description").lower()
+        shown = [t for t in tools if query in f"{t.name} {t.display_name} {t.description}".lower()]
+    if not shown:
+        st.caption("No tool matches.")
+        return []
+    by_name = {tool.name: tool for tool in shown}
+    key = _tool_key(server)
+    remember(key)
+    if st.session_state.get(key) not in by_name:
+        st.session_state[key] = shown[0].name
+    # A long list scrolls on its own, so the chosen tool's form stays in view.
+    with st.container(height=520 if len(shown) > 6 else "content", border=False):
+        st.radio(
+            "Tool",
+            list(by_name),
+            key=key,
+            label_visibility="collapsed",
+            format_func=lambda name: by_name[name].display_name,
+            captions=[_caption(tool) for tool in shown],
+        )
+    return shown
+
+
+def _caption(tool: McpTool) -> str:
+    first_line = (tool.description or "").strip().splitlines()[0] if tool.description.strip() else ""
+    short = first_line if len(first_line) <= 90 else first_line[:89] + "…"
+    badges = " ".join(f"`{badge}`" for badge in annotation_badges(tool.annotations))
+    return f"{badges} {short}".strip()
+
+
+_BADGE_COLORS = {"read-only": "green", "destructive": "red", "idempotent": "blue", "open-world": "violet"}
+
+
+def _draw_tool(server: str, client: McpClient, tool: McpTool) -> None:
+    session: Any = st.session_state
+    st.subheader(tool.display_name, anchor=False)
+    st.caption(f"`{tool.name}`")
+    badges = annotation_badges(tool.annotations)
+    if badges:
+        with st.container(horizontal=True):
+            for badge in badges:
+                st.badge(badge, color=_BADGE_COLORS.get(badge, "gray"))  # type: ignore[arg-type]
+    if tool.description:
+        st.markdown(tool.description)
+    _use_in_chat_toggle(server, tool)
+
+    form, problem = _form_for(tool)
+    keys = _form_keys(server, tool.name)
+    if problem:
+        st.warning(problem)
+        session[keys.raw_mode] = True
+    draw_form(form, keys)
+
+    run: ToolCallRun | None = session.get(RUN)
+    busy = run is not None
+    cols = st.columns([2, 2, 3], vertical_alignment="bottom")
+    with cols[0]:
+        call = st.button(
+            "Call", type="primary", icon=":material/play_arrow:", key="tools-call", disabled=busy
+        )
+    with cols[1]:
+        remember(TIMEOUT, 60)
+        st.number_input(
+            "Timeout (s)",
+            key=TIMEOUT,
+            min_value=1,
+            max_value=3600,
+            step=5,
+            help="Progress from the server resets it.",
+        )
+    if call:
+        arguments = form_arguments(form, keys)
+        if arguments is not None:
+            start_call(server, client, tool.name, arguments)
+        st.rerun()
+
+    run = session.get(RUN)
+    if run is not None:
+        _draw_running(run)
+    last: CallRecord | None = session.get(LAST, {}).get((server, tool.name))
+    if last is not None and run is None:
+        st.markdown("**Result**")
+        draw_record(last, tool.output_schema, key=f"result-{last.id}", read=client.read_resource)
+
+
+def _use_in_chat_toggle(server: str, tool: McpTool) -> None:
+    name = chat_tool_name(connection.registry(), server, tool.name)
+    if name is None:
+        return
+    enabled = connection.enabled_tools()
+
+    def changed() -> None:
+        chosen = set(connection.enabled_tools())
+        if st.session_state.get(f"tools-use:{name}"):
+            chosen.add(name)
+        else:
+            chosen.discard(name)
+        st.session_state["enabled_tools"] = chosen
+
+    st.session_state[f"tools-use:{name}"] = name in enabled
+    st.toggle(
+        "Use in chat",
+        key=f"tools-use:{name}",
+        on_change=changed,
+        help=f"The chat's model may call this tool (as `{name}`).",
+    )
+
+
+def _draw_running(run: ToolCallRun) -> None:
+    """Progress and Cancel, redrawn on a timer while the call runs; the whole page redraws when it ends."""
+
+    @st.fragment(run_every=_POLL_S)
+    def running() -> None:
+        if run.done:
+            st.rerun()
+        record = run.record
+        progress = run.progress
+        fraction = progress_fraction(progress)
+        words = f"Calling `{record.tool}` — {progress_words(progress)} · {run.elapsed_s:.0f} s"
+        if fraction is None:
+            st.progress(0, text=words)  # no total from the server: a bar that only says it is working
+        else:
+            st.progress(fraction, text=words)
+        if st.button("Cancel", icon=":material/cancel:", key="tools-cancel"):
+            run.cancel()
+            run.wait(2.0)
+            st.rerun()
+
+    running()
+
+
+def _replay(record: CallRecord) -> None:
+    """Load a past call's arguments into its tool's form and run it again."""
+    session: Any = st.session_state
+    client = connection.clients().get(record.server)
+    if client is None:
+        session["tools-history-error"] = f"{record.server} is not connected; connect it to replay this call."
+        return
+    session[connection.SERVER_KEY] = record.server
+    session[_tool_key(record.server)] = record.tool
+    session["tools-tab"] = "Tools"
+    try:
+        tool = next((t for t in connection.cached_tools(record.server) if t.name == record.tool), None)
+    except McpError as error:
+        session["tools-history-error"] = f"Replaying needs {record.server}'s tools: {describe_error(error)}"
+        return
+    if tool is not None:
+        load_arguments(_form_for(tool)[0], _form_keys(record.server, record.tool), record.arguments)
+    if session.get(RUN) is None:
+        start_call(record.server, client, record.tool, record.arguments)
+
+
+def draw_history() -> None:
+    session: Any = st.session_state
+    records: list[CallRecord] = session.get(HISTORY, [])
+    if problem := session.pop("tools-history-error", None):
+        st.error(problem)
+    if not records:
+        st.caption("Calls made in this session appear here.")
+        return
+    st.download_button(
+        "Export as JSON",
+        history_json(records),
+        file_name="yiem-tool-calls.json",
+        mime="application/json",
+        icon=":material/download:",
+        key="tools-history-export",
+    )
+    for record in reversed(records):
+        took = duration_words(record.duration_ms)
+        when = f"{record.started_at:%H:%M:%S} UTC"
+        label = f"{when} · {record.server} · {record.tool} — {record.status.value}, {took}"
+        with st.expander(label, icon=":material/error:" if _failed(record) else ":material/check:"):
+            st.markdown("**Arguments**")
+            st.json(record.arguments, expanded=True)
+            st.button(
+                "Replay",
+                key=f"tools-replay-{record.id}",
+                on_click=_replay,
+                args=(record,),
+                icon=":material/replay:",
+            )
+            client = connection.clients().get(record.server)
+            read = client.read_resource if client is not None else None
+            draw_record(record, None, key=f"history-{record.id}", read=read)
+
+
+def _failed(record: CallRecord) -> bool:
+    result = record.result
+    return record.error is not None or (result is not None and result.is_error)

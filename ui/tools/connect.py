@@ -1,0 +1,312 @@
+"""The Tools page's connection panel: servers from mcp.json or typed in; connect, details, ping."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from ui import bootstrap
+from yiem.explorer import (
+    ServerEvents,
+    ServerFormError,
+    StdioPolicy,
+    check_server_name,
+    describe_error,
+    entry_summary,
+    http_entry,
+    notification_words,
+    ping_ms,
+    stdio_entry,
+    stdio_policy,
+)
+from yiem.mcp import McpClient, McpError, McpTool
+from yiem.mcp.config import (
+    McpConfig,
+    McpConfigError,
+    McpServerConfig,
+    connect_server,
+    load_mcp_config,
+    parse_server_entry,
+    save_mcp_config,
+)
+from yiem.tool_registry import ToolRegistry
+
+SERVER_KEY = "tools-server"
+_ADDED = "tools-added-servers"  # servers typed in this session: name -> entry
+_CONNECT_ERRORS = "tools-connect-errors"
+_PINGS = "tools-pings"
+TOOL_LISTS = "tools-lists"
+_SAVE_PROBLEM = "tools-save-problem"
+_EVENTS = "tools-events"
+
+
+def config_path() -> Path:
+    """The mcp.json the app's bootstrap reads."""
+    return bootstrap.mcp_config_path()
+
+
+def clients() -> dict[str, McpClient]:
+    found: dict[str, McpClient] = st.session_state.setdefault("mcp_clients", {})
+    return found
+
+
+def registry() -> ToolRegistry:
+    found: ToolRegistry = st.session_state.setdefault("tool_registry", ToolRegistry())
+    return found
+
+
+def enabled_tools() -> set[str]:
+    found: set[str] = st.session_state.setdefault("enabled_tools", set())
+    return found
+
+
+def _load_config() -> tuple[McpConfig, str | None]:
+    try:
+        return load_mcp_config(config_path()), None
+    except McpConfigError as error:
+        return McpConfig(), str(error)
+
+
+def current_policy(config: McpConfig) -> StdioPolicy:
+    return stdio_policy(st.get_option("server.address"), config.allow_stdio_from_ui)
+
+
+def connect(name: str, entry: McpServerConfig) -> bool:
+    """Open the server, register its tools; a failure is kept in words to show next to the server."""
+    errors: dict[str, str] = st.session_state.setdefault(_CONNECT_ERRORS, {})
+    try:
+        client = connect_server(name, entry)
+    except (McpError, McpConfigError, OSError) as error:
+        errors[name] = describe_error(error)
+        return False
+    try:
+        registry().add_mcp_server(name, client)
+    except (McpError, ValueError) as error:
+        client.close()
+        errors[name] = describe_error(error)
+        return False
+    errors.pop(name, None)
+    st.session_state.get("mcp_errors", {}).pop(name, None)
+    clients()[name] = client
+    watch(name, client)
+    return True
+
+
+def disconnect(name: str) -> None:
+    """Close the session, drop its tools from the registry and from the chat's tools."""
+    chat_names = set(registry().chat_names(name).values())
+    client = clients().pop(name, None)
+    registry().remove_mcp_server(name)
+    st.session_state["enabled_tools"] = enabled_tools() - chat_names
+    st.session_state.get(_PINGS, {}).pop(name, None)
+    st.session_state.get(TOOL_LISTS, {}).pop(name, None)
+    st.session_state.get(_EVENTS, {}).pop(name, None)
+    if client is not None:
+        client.close()
+
+
+def watch(server: str, client: McpClient) -> ServerEvents:
+    """The server's notifications, listened to from now on; a tools change makes the list be read again."""
+    found: dict[str, ServerEvents] = st.session_state.setdefault(_EVENTS, {})
+    lists: dict[str, list[McpTool]] = st.session_state.setdefault(TOOL_LISTS, {})
+    events = found.setdefault(server, ServerEvents())
+    # The sink runs on the client's thread, where session state is out of reach: it holds the dict.
+
+    def tools_changed() -> None:
+        lists.pop(server, None)
+
+    events.attach(client, tools_changed)
+    return events
+
+
+def cached_tools(server: str) -> list[McpTool]:
+    """The server's tools as last listed (listed now if they never were)."""
+    lists: dict[str, list[McpTool]] = st.session_state.setdefault(TOOL_LISTS, {})
+    if server not in lists and server in clients():
+        lists[server] = clients()[server].list_tools()
+    return lists.get(server, [])
+
+
+def refresh_tools(server: str) -> str | None:
+    """List the server's tools again (here and in the chat's registry); the failure in words, if any."""
+    st.session_state.setdefault(TOOL_LISTS, {}).pop(server, None)
+    try:
+        if server in registry().servers:
+            registry().refresh(server)
+    except McpError as error:
+        return describe_error(error)
+    return None
+
+
+def draw_connection_panel() -> str | None:
+    """Choose, add and connect servers; returns the chosen server when it is connected."""
+    config, config_error = _load_config()
+    added: dict[str, McpServerConfig] = st.session_state.setdefault(_ADDED, {})
+    if config_error:
+        st.error(f"mcp.json could not be read: {config_error}")
+    known = {**config.servers, **added}
+    names = list(dict.fromkeys([*known, *clients()]))
+    policy = current_policy(config)
+
+    if not names:
+        st.info(f"No MCP servers yet: add one below, or list them in `{config_path()}`.")
+    else:
+        if st.session_state.get(SERVER_KEY) not in names:
+            st.session_state[SERVER_KEY] = next(iter(clients()), names[0])
+        left, right = st.columns([3, 2], vertical_alignment="bottom")
+        with left:
+            st.selectbox("Server", names, key=SERVER_KEY)
+        chosen: str = st.session_state[SERVER_KEY]
+        with right:
+            if chosen in clients():
+                if st.button("Disconnect", icon=":material/link_off:", key="tools-disconnect"):
+                    disconnect(chosen)
+                    st.rerun()
+            elif chosen in known:
+                entry = known[chosen]
+                if st.button("Connect", type="primary", icon=":material/power:", key="tools-connect"):
+                    with st.spinner(f"Starting {chosen}…"):
+                        connect(chosen, entry)
+                    st.rerun()
+        if chosen in known and chosen not in clients():
+            st.caption(f"`{entry_summary(known[chosen].model_dump())}`")
+        problem = st.session_state.get(_CONNECT_ERRORS, {}).get(chosen) or st.session_state.get(
+            "mcp_errors", {}
+        ).get(chosen)
+        if problem and chosen not in clients():
+            st.error(f"Could not connect to **{chosen}**:\n\n```\n{problem}\n```", icon=":material/error:")
+
+    if problem := st.session_state.pop(_SAVE_PROBLEM, None):
+        st.warning(problem)
+    _draw_add_server(config, known, policy)
+    chosen_name = st.session_state.get(SERVER_KEY)
+    if chosen_name in clients():
+        _draw_details(chosen_name, clients()[chosen_name])
+        return str(chosen_name)
+    return None
+
+
+def _draw_add_server(config: McpConfig, known: dict[str, Any], policy: StdioPolicy) -> None:
+    with st.expander("Add a server", icon=":material/add:", expanded=not known):
+        kinds = ["URL (Streamable HTTP)", "Command (stdio)"]
+        kind = st.radio("How to reach it", kinds, key="tools-add-kind", horizontal=True)
+        name = st.text_input("Name", key="tools-add-name", placeholder="e.g. time")
+        stdio = kind == kinds[1]
+        if stdio and not policy.allowed:
+            st.warning(policy.reason, icon=":material/lock:")
+        if stdio:
+            st.text_input(
+                "Command", key="tools-add-command", placeholder="e.g. uvx", disabled=not policy.allowed
+            )
+            st.text_input(
+                "Arguments",
+                key="tools-add-args",
+                placeholder="e.g. mcp-server-time --local-timezone UTC",
+                disabled=not policy.allowed,
+                help="Split like a shell does; quote arguments that contain spaces.",
+            )
+            st.text_area(
+                "Environment",
+                key="tools-add-env",
+                placeholder="KEY=value, one a line",
+                height=68,
+                disabled=not policy.allowed,
+            )
+            st.text_input(
+                "Working folder", key="tools-add-cwd", placeholder="optional", disabled=not policy.allowed
+            )
+        else:
+            st.text_input("URL", key="tools-add-url", placeholder="http://127.0.0.1:3001/mcp")
+            st.text_area(
+                "Headers",
+                key="tools-add-headers",
+                placeholder="Authorization: Bearer …  (one a line)",
+                height=68,
+            )
+        save = st.checkbox(f"Save to {config_path()}", key="tools-add-save", value=False)
+        if st.button("Add and connect", key="tools-add-connect", disabled=stdio and not policy.allowed):
+            _add_server(name, stdio, save, known)
+
+
+def _add_server(name: str, stdio: bool, save: bool, known: dict[str, Any]) -> None:
+    session: Any = st.session_state
+    try:
+        name = check_server_name(name, known)
+        if stdio:
+            raw = stdio_entry(
+                session.get("tools-add-command", ""),
+                session.get("tools-add-args", ""),
+                session.get("tools-add-env", ""),
+                session.get("tools-add-cwd", ""),
+            )
+        else:
+            raw = http_entry(session.get("tools-add-url", ""), session.get("tools-add-headers", ""))
+        entry = parse_server_entry(name, raw, "the form")
+    except (ServerFormError, McpConfigError) as error:
+        st.error(str(error))
+        return
+    # Checked again at the moment of starting: the policy is the server's, not the form's.
+    config, _ = _load_config()
+    if stdio and not current_policy(config).allowed:
+        st.error(current_policy(config).reason)
+        return
+    session[_ADDED][name] = entry
+    if save:
+        session[_SAVE_PROBLEM] = _save(name, entry)
+    session[SERVER_KEY] = name
+    with st.spinner(f"Connecting to {name}…"):
+        connect(name, entry)
+    st.rerun()
+
+
+def _save(name: str, entry: McpServerConfig) -> str | None:
+    """Add the entry to mcp.json; why not, in words. A file that does not read is never overwritten."""
+    config, problem = _load_config()
+    if problem:
+        return f"The server was not saved: {problem}"
+    config.servers[name] = entry
+    try:
+        save_mcp_config(config_path(), config)
+    except OSError as error:
+        return f"The server was not saved to {config_path()}: {error.strerror or error}"
+    st.toast(f"Saved {name} to {config_path()}.")
+    return None
+
+
+def _draw_details(name: str, client: McpClient) -> None:
+    info = client.server_info
+    with st.container(border=True):
+        top = st.columns([3, 2, 2], vertical_alignment="center")
+        with top[0]:
+            title = f"**{info.title}** `{info.name}`" if info.title else f"**{info.name or name}**"
+            st.markdown(f"{title} {info.version}  \n:green[:material/check_circle: connected]")
+        with top[1]:
+            st.markdown(
+                f"Protocol **{client.protocol_version}**  \nSession `{client.session_id or 'none (stdio)'}`"
+            )
+        with top[2]:
+            pings: dict[str, str] = st.session_state.setdefault(_PINGS, {})
+            if st.button("Ping", icon=":material/network_ping:", key="tools-ping"):
+                try:
+                    pings[name] = f"answered in {ping_ms(client):.1f} ms"
+                except McpError as error:
+                    pings[name] = f"no answer: {describe_error(error)}"
+            if name in pings:
+                st.caption(f"Ping {pings[name]}")
+        if client.instructions:
+            with st.expander("Instructions from the server", icon=":material/info:"):
+                st.markdown(client.instructions)
+        with st.expander("Capabilities", icon=":material/tune:"):
+            st.code(json.dumps(client.capabilities, indent=2), language="json")
+        events = watch(name, client)
+        with st.expander(f"Server notifications ({len(events)})", icon=":material/notifications:"):
+            recent = events.recent()
+            if not recent:
+                st.caption("Log messages and changes the server announces show here.")
+            else:
+                lines = [f"{when:%H:%M:%S} {notification_words(event)}" for when, event in recent]
+                st.code("\n".join(lines), language=None, wrap_lines=True)
+                st.button("Update", key="tools-events-update", icon=":material/refresh:")

@@ -1,0 +1,48 @@
+"""What the Chat page serves: the chat session, model settings and secrets, transcripts, background events."""
+
+from yiem.chat._background import BackgroundEvents, Quiet
+from yiem.chat._session import (
+    ChatSession,
+    ChatSessionError,
+    RunAgent,
+    reply_caption,
+    title_from,
+    tool_results_by_call,
+    user_message,
+)
+from yiem.chat._settings import (
+    DEFAULT_MODELS,
+    LOCAL,
+    ChatSettings,
+    ConnectionSettingsError,
+    available_models,
+    connect,
+    default_settings,
+    secrets_file_value,
+)
+from yiem.chat._transcript import Transcript, TranscriptError, export_json, export_markdown, import_json
+
+__all__ = [
+    "DEFAULT_MODELS",
+    "LOCAL",
+    "BackgroundEvents",
+    "ChatSession",
+    "ChatSessionError",
+    "ChatSettings",
+    "ConnectionSettingsError",
+    "Quiet",
+    "RunAgent",
+    "Transcript",
+    "TranscriptError",
+    "available_models",
+    "connect",
+    "default_settings",
+    "export_json",
+    "export_markdown",
+    "import_json",
+    "reply_caption",
+    "secrets_file_value",
+    "title_from",
+    "tool_results_by_call",
+    "user_message",
+]

@@ -1,0 +1,218 @@
+"""One user's chat: the open conversation, its messages, and runs of the agent saved as they go."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+from yiem.chat._transcript import Transcript
+from yiem.events import AgentEvent, MessageEndEvent
+from yiem.store import Conversation, ConversationStore
+from yiem.types import (
+    AgentMessage,
+    AssistantMessage,
+    AssistantMessageToolCall,
+    ImageContent,
+    LlmModel,
+    TextContent,
+    ToolResultMessage,
+    UserMessage,
+)
+
+TITLE_LENGTH = 60
+
+RunAgent = Callable[[list[AgentMessage], UserMessage], Iterator[AgentEvent]]
+"""Runs the agent on a history and a new prompt; yields the loop's events (see `ChatSession.run`)."""
+
+
+class ChatSessionError(Exception):
+    """A chat action cannot be done in the current state; the message says why."""
+
+
+def title_from(text: str) -> str:
+    """A conversation title from its first prompt: the first line, shortened."""
+    line = text.strip().splitlines()[0] if text.strip() else "New chat"
+    return line if len(line) <= TITLE_LENGTH else line[: TITLE_LENGTH - 1].rstrip() + "…"
+
+
+def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
+    """The user's prompt as a message: its text and any attached images."""
+    content: list[TextContent | ImageContent] = []
+    if text:
+        content.append(TextContent(text=text))
+    content.extend(images)
+    return UserMessage(content=list(content))
+
+
+class ChatSession:
+    """The conversation one browser session has open; nothing here is shared between sessions.
+
+    Messages are saved one at a time as each ends, so what is on screen and in the store agree
+    up to the message in flight.
+    """
+
+    def __init__(self, store: ConversationStore) -> None:
+        self.store = store
+        self.conversation: Conversation | None = None
+        self.messages: list[AgentMessage] = []
+
+    @property
+    def conversation_id(self) -> str | None:
+        return self.conversation.id if self.conversation else None
+
+    def open(self, conversation_id: str) -> None:
+        """Load a stored conversation (`ConversationNotFoundError` when it is gone)."""
+        conversation = self.store.get(conversation_id)
+        self.messages = self.store.load_messages(conversation_id)
+        self.conversation = conversation
+
+    def new(self) -> None:
+        """Start an empty chat; it is stored once the first message is sent."""
+        self.conversation = None
+        self.messages = []
+
+    def reload(self) -> None:
+        """Read the open conversation again from the store."""
+        if self.conversation is not None:
+            self.open(self.conversation.id)
+
+    def keep_prompt(self, prompt: UserMessage, provider: str, model_id: str, system_prompt: str = "") -> str:
+        """Save `prompt` (creating the conversation if needed) before anything can fail; returns its id."""
+        conversation = self._ensure_conversation(prompt, provider, model_id, system_prompt)
+        self.store.append_message(conversation.id, prompt)
+        self.messages.append(prompt)
+        return conversation.id
+
+    def _ensure_conversation(
+        self, prompt: UserMessage, provider: str, model_id: str, system_prompt: str
+    ) -> Conversation:
+        if self.conversation is None:
+            text = "".join(block.text for block in prompt.content if isinstance(block, TextContent))
+            self.conversation = self.store.create(
+                title=title_from(text or "Image"),
+                provider=provider,
+                model=model_id,
+                system_prompt=system_prompt,
+            )
+        elif (self.conversation.provider, self.conversation.model, self.conversation.system_prompt) != (
+            provider,
+            model_id,
+            system_prompt,
+        ):
+            self.store.update_settings(
+                self.conversation.id, provider=provider, model=model_id, system_prompt=system_prompt
+            )
+            self.conversation = self.store.get(self.conversation.id)
+        return self.conversation
+
+    def run(
+        self,
+        run_agent: RunAgent,
+        prompt: UserMessage,
+        model: LlmModel,
+        system_prompt: str = "",
+    ) -> Iterator[AgentEvent]:
+        """Save `prompt` after the current messages, then answer it: `keep_prompt` and `answer`."""
+        self.keep_prompt(prompt, model.provider, model.id, system_prompt)
+        return self.answer(run_agent, model)
+
+    def answer(self, run_agent: RunAgent, model: LlmModel) -> Iterator[AgentEvent]:
+        """Run the agent on the last message (a saved prompt); yields its events, saving each message."""
+        if self.conversation is None or not self.messages or not isinstance(self.messages[-1], UserMessage):
+            raise ChatSessionError("There is no message waiting for an answer.")
+        conversation_id = self.conversation.id
+        prompt = self.messages[-1]
+        history = self.messages[:-1]
+
+        def events() -> Iterator[AgentEvent]:
+            for event in run_agent(history, prompt):
+                if isinstance(event, MessageEndEvent) and not (
+                    isinstance(event.message, UserMessage) and event.message.content == prompt.content
+                ):
+                    if isinstance(event.message, AssistantMessage | AssistantMessageToolCall):
+                        _price(event.message, model)
+                    self.store.append_message(conversation_id, event.message, model)
+                    self.messages.append(event.message)
+                yield event
+
+        return events()
+
+    def last_prompt_index(self) -> int:
+        """Position of the last user message (`ChatSessionError` when there is none)."""
+        for index in range(len(self.messages) - 1, -1, -1):
+            if isinstance(self.messages[index], UserMessage):
+                return index
+        raise ChatSessionError("There is no message to answer again yet.")
+
+    def rewind_to(self, index: int) -> UserMessage:
+        """Drop the user message at `index` and everything after it; returns the dropped prompt.
+
+        Used to regenerate the last reply (resend the same prompt) and to edit a prompt and resend.
+        """
+        if not 0 <= index < len(self.messages) or not isinstance(self.messages[index], UserMessage):
+            raise ChatSessionError("Only your own messages can be edited and sent again.")
+        prompt = self.messages[index]
+        assert isinstance(prompt, UserMessage)
+        if self.conversation is not None:
+            self.store.truncate(self.conversation.id, index)
+        self.messages = self.messages[:index]
+        return prompt
+
+    def transcript(self) -> Transcript:
+        """The open conversation as an exportable transcript (API keys are never part of it)."""
+        conversation = self.conversation
+        return Transcript(
+            title=conversation.title if conversation else "New chat",
+            provider=conversation.provider if conversation else "",
+            model=conversation.model if conversation else "",
+            system_prompt=conversation.system_prompt if conversation else "",
+            messages=list(self.messages),
+        )
+
+    def import_transcript(self, transcript: Transcript) -> Conversation:
+        """Store an imported transcript as a new conversation and open it."""
+        conversation = self.store.create(
+            title=transcript.title or "Imported chat",
+            provider=transcript.provider,
+            model=transcript.model,
+            system_prompt=transcript.system_prompt,
+        )
+        self.store.replace_messages(conversation.id, transcript.messages)
+        self.open(conversation.id)
+        return conversation
+
+
+def _price(message: AssistantMessage | AssistantMessageToolCall, model: LlmModel) -> None:
+    # A reply carries a cost only when its model has a known price: no cost reads "price unknown",
+    # never "free".
+    if not model.price_known:
+        message.cost = None
+    elif message.cost is None:
+        message.cost = message.usage.cost(model.cost)
+
+
+def tool_results_by_call(messages: Sequence[AgentMessage]) -> dict[str, ToolResultMessage]:
+    """Each tool result keyed by the id of the call it answers."""
+    return {message.tool_call_id: message for message in messages if isinstance(message, ToolResultMessage)}
+
+
+def _tokens(count: int) -> str:
+    return f"{count / 1000:.1f}k" if count >= 10_000 else str(count)
+
+
+def reply_caption(message: AssistantMessage | AssistantMessageToolCall) -> str:
+    """`120 in · 45 out · 0 cached · $0.000123 · 1.4 s`; "price unknown" when the reply has no cost."""
+    usage = message.usage
+    parts = [
+        f"{_tokens(usage.input_tokens)} in",
+        f"{_tokens(usage.output_tokens)} out",
+        f"{_tokens(usage.cache_read_tokens)} cached",
+    ]
+    if message.cost is not None:
+        parts.append(
+            f"${message.cost.total:.6f}" if message.cost.total < 0.01 else f"${message.cost.total:.4f}"
+        )
+    else:
+        parts.append("price unknown")
+    if message.duration_ms is not None:
+        parts.append(f"{message.duration_ms / 1000:.1f} s")
+    return " · ".join(parts)

@@ -1,0 +1,164 @@
+"""From chat settings (provider, model, key) to a ready LLM client and its `LlmModel`."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from yiem.llm import LlmClient
+from yiem.types import LlmModel
+
+LOCAL = "local"
+
+# A sensible first model per paid provider; any other id can be typed or picked in the settings.
+DEFAULT_MODELS = {
+    "openai": "gpt-4o-mini",
+    "anthropic": "claude-3-5-haiku-latest",
+    "openrouter": "openai/gpt-4o-mini",
+    "groq": "llama-3.1-8b-instant",
+    LOCAL: "smollm2",
+}
+
+
+class ConnectionSettingsError(Exception):
+    """The settings cannot reach a model (no key, no model, local model missing); says what to do."""
+
+
+class ChatSettings(BaseModel):
+    """What the chat uses; lives in one browser session only (the key is never stored or exported)."""
+
+    provider: str = LOCAL
+    base_url: str = ""
+    model_id: str = DEFAULT_MODELS[LOCAL]
+    api_key: str = Field(default="", repr=False, exclude=True)
+    system_prompt: str = ""
+    temperature: float | None = None
+    max_tokens: int | None = None
+    tool_execution: Literal["parallel", "sequential"] = "parallel"
+
+
+def secrets_file_value(name: str, root: Path | None = None) -> str:
+    """`name` from `.streamlit/secrets.toml` (project, then home), read without Streamlit."""
+    for folder in (root or Path.cwd(), Path.home()):
+        path = folder / ".streamlit" / "secrets.toml"
+        try:
+            found = tomllib.loads(path.read_text()).get(name)
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+        if isinstance(found, str) and found:
+            return found
+    return ""
+
+
+def configured_secret(name: str) -> str:
+    """A key from the environment, else from `.streamlit/secrets.toml`."""
+    return os.environ.get(name, "") or secrets_file_value(name)
+
+
+def default_settings(secret: Callable[[str], str] = configured_secret) -> ChatSettings:
+    """The first paid provider whose key is configured (`secret(name)` reads it), else the local model."""
+    from yiem.providers.presets import PRESETS
+
+    for preset in PRESETS.values():
+        if preset.key_required and preset.api_key_env and preset.name in DEFAULT_MODELS:
+            key = secret(preset.api_key_env)
+            if key:
+                return ChatSettings(
+                    provider=preset.name,
+                    base_url=preset.base_url,
+                    model_id=DEFAULT_MODELS[preset.name],
+                    api_key=key,
+                )
+    return ChatSettings()
+
+
+_local_lock = threading.Lock()
+_local_servers: dict[str, object] = {}
+
+
+def local_model() -> tuple[str, LlmModel]:
+    """The process-wide embedded llama-server (started on first use): its OpenAI URL and model."""
+    from yiem.providers.local_llm import LocalLlmError, LocalLlmServer
+
+    with _local_lock:
+        server = _local_servers.get(LOCAL)
+        if not isinstance(server, LocalLlmServer):
+            server = LocalLlmServer()
+            _local_servers[LOCAL] = server
+        try:
+            server.start()
+        except LocalLlmError as error:
+            raise ConnectionSettingsError(f"The local model could not start: {error}") from error
+        return server.openai_base_url, server.llm_model()
+
+
+def connect(settings: ChatSettings) -> tuple[LlmClient, LlmModel]:
+    """A client and the model it serves; `ConnectionSettingsError` says what to change."""
+    from yiem.providers.catalog import get_model
+    from yiem.providers.presets import PRESETS, MissingApiKeyError, client_for, client_for_model
+
+    if settings.provider == LOCAL:
+        _, model = local_model()
+        return client_for_model(model), model
+    if not settings.model_id:
+        raise ConnectionSettingsError("Choose a model in Settings.")
+    preset = PRESETS.get(settings.provider)
+    base_url = settings.base_url or (preset.base_url if preset else "")
+    if not base_url:
+        raise ConnectionSettingsError(
+            "Enter the server's base URL in Settings (e.g. http://127.0.0.1:8080/v1)."
+        )
+    model = get_model(settings.provider, settings.model_id, base_url=base_url)
+    try:
+        if preset is not None:
+            return client_for(preset, settings.api_key or None, base_url), model
+        return client_for_model(model, settings.api_key or None), model
+    except MissingApiKeyError as error:
+        raise ConnectionSettingsError(
+            f"{error} Keys can also go in .streamlit/secrets.toml; a key typed in Settings is kept for "
+            "this browser session only."
+        ) from error
+
+
+def available_models(settings: ChatSettings) -> tuple[list[str], str | None]:
+    """Model ids to offer: the server's `/v1/models` first, then the catalogue's; and why the server
+    could not be asked, if it could not."""
+    from yiem.providers.catalog import known_model_ids
+    from yiem.providers.presets import PRESETS, client_for
+
+    ids: list[str] = []
+    problem: str | None = None
+    preset = PRESETS.get(settings.provider)
+    if preset is not None and settings.provider != LOCAL and (settings.api_key or not preset.key_required):
+        try:
+            with client_for(preset, settings.api_key or None, settings.base_url or None) as client:
+                ids = client.list_models()
+        except Exception as error:  # any failure here only means "no list from the server"
+            problem = str(error)
+    ids += [model_id for model_id in known_model_ids(settings.provider) if model_id not in ids]
+    return ids, problem
+
+
+def configured_provider() -> str | None:
+    """The paid provider `make run` will use, or None when it needs the local model."""
+    settings = default_settings()
+    return None if settings.provider == LOCAL else settings.provider
+
+
+def main(argv: list[str]) -> int:
+    """`python -m yiem.chat configured-provider`: prints it; exit 1 when there is none."""
+    if argv[1:] != ["configured-provider"]:
+        print("usage: python -m yiem.chat configured-provider", file=sys.stderr)
+        return 2
+    provider = configured_provider()
+    if provider is None:
+        return 1
+    print(provider)
+    return 0
