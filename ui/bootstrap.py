@@ -18,8 +18,7 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 
 from yiem.chat import ChatSession, ChatSettings, default_settings
-from yiem.mcp import McpClient, McpError
-from yiem.mcp.config import McpConfigError, connect_server, load_mcp_config
+from yiem.mcp import McpClient, McpConfigError, McpError, connect_server, load_mcp_config
 from yiem.store import ConversationStore, create_store_engine, database_url
 from yiem.tool_registry import ToolRegistry
 

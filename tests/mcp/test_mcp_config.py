@@ -149,3 +149,16 @@ def test_connect_server_from_config(time_stdio: StdioServer, everything_http_url
         assert client.server_info.name == "mcp-time"
     with connect_server("everything", config.servers["everything"], environ) as client:
         assert client.call_tool("get-sum", {"a": 1, "b": 1}).text == "The sum of 1 and 1 is 2."
+
+
+def test_config_errors_are_mcp_errors_under_yiem_error(tmp_path: Path) -> None:
+    """One family: a bad mcp.json is caught as McpError and as YiemError, its message without a code."""
+    from yiem.errors import YiemError
+    from yiem.mcp import McpError
+
+    bad = tmp_path / "mcp.json"
+    bad.write_text("{not json")
+    with pytest.raises(McpConfigError) as caught:
+        load_mcp_config(bad)
+    assert isinstance(caught.value, McpError) and isinstance(caught.value, YiemError)
+    assert "code" not in str(caught.value) and "not valid JSON" in str(caught.value)

@@ -22,11 +22,13 @@ from yiem.explorer import (
     stdio_entry,
     stdio_policy,
 )
-from yiem.mcp import McpClient, McpError, McpTool
-from yiem.mcp.config import (
+from yiem.mcp import (
+    McpClient,
     McpConfig,
     McpConfigError,
+    McpError,
     McpServerConfig,
+    McpTool,
     connect_server,
     load_mcp_config,
     parse_server_entry,

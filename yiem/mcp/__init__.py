@@ -4,7 +4,6 @@ from yiem.mcp.client import PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, McpCl
 from yiem.mcp.config import (
     HttpServerConfig,
     McpConfig,
-    McpConfigError,
     McpServerConfig,
     StdioServerConfig,
     connect_server,
@@ -16,6 +15,7 @@ from yiem.mcp.config import (
 )
 from yiem.mcp.errors import (
     McpCancelledError,
+    McpConfigError,
     McpConnectionError,
     McpError,
     McpProtocolError,

@@ -13,12 +13,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from yiem.mcp.client import McpClient
+from yiem.mcp.errors import McpConfigError
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-
-
-class McpConfigError(ValueError):
-    """mcp.json is unreadable or an entry is wrong; the message names the file, entry and field."""
 
 
 class StdioServerConfig(BaseModel):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from yiem.errors import YiemError
+
 # JSON-RPC 2.0 codes, and the ones this client uses for failures that never reached a server.
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -23,7 +25,7 @@ _CODE_NAMES = {
 }
 
 
-class McpError(Exception):
+class McpError(YiemError):
     """A JSON-RPC error from the server, or a failure to reach it; `code` follows JSON-RPC."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
@@ -72,3 +74,14 @@ class McpSessionExpiredError(McpError):
 
     def __init__(self, message: str, data: Any = None) -> None:
         super().__init__(CONNECTION_CLOSED, message, data)
+
+
+class McpConfigError(McpError):
+    """mcp.json is unreadable or an entry is wrong; the message names the file, entry and field."""
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(INVALID_PARAMS, message, data)
+
+    def _describe(self) -> str:
+        # A configuration problem never reached a server: no JSON-RPC code in the message.
+        return self.message
