@@ -1,0 +1,76 @@
+"""Experiments: the same tasks across models, prompts and tools, scored and compared.
+
+`from yiem.experiments import Dataset, Variant, scorers, run_experiment` runs one from a script or a
+notebook; the Experiments page calls the same functions.
+"""
+
+from yiem.experiments import scorers
+from yiem.experiments._dataset import Dataset, DatasetError, DatasetItem
+from yiem.experiments._item_run import run_item, user_message
+from yiem.experiments._outcome import ItemOutcome, OutcomeKey, Score
+from yiem.experiments._results import (
+    Comparison,
+    ExperimentResult,
+    ItemChange,
+    RunStatus,
+    VariantSummary,
+    compare,
+    mean_score,
+    summarize,
+)
+from yiem.experiments._rubric import Judge, parse_verdict
+from yiem.experiments._runner import (
+    DEFAULT_CONCURRENCY,
+    RAY_ADDRESS_ENV,
+    ExperimentError,
+    MemoryRecorder,
+    Progress,
+    RunRecorder,
+    RunSpec,
+    TaskExecutor,
+    ThreadExecutor,
+    run_experiment,
+)
+from yiem.experiments._stats import mcnemar_exact, percentile, wilson_interval
+from yiem.experiments._variant import CUSTOM_PROVIDER, Variant, VariantError
+from yiem.experiments.scorers import AnyScorer, ScorerError
+
+__all__ = [
+    "CUSTOM_PROVIDER",
+    "DEFAULT_CONCURRENCY",
+    "RAY_ADDRESS_ENV",
+    "AnyScorer",
+    "Comparison",
+    "Dataset",
+    "DatasetError",
+    "DatasetItem",
+    "ExperimentError",
+    "ExperimentResult",
+    "ItemChange",
+    "ItemOutcome",
+    "Judge",
+    "MemoryRecorder",
+    "OutcomeKey",
+    "Progress",
+    "RunRecorder",
+    "RunSpec",
+    "RunStatus",
+    "Score",
+    "ScorerError",
+    "TaskExecutor",
+    "ThreadExecutor",
+    "Variant",
+    "VariantError",
+    "VariantSummary",
+    "compare",
+    "mcnemar_exact",
+    "mean_score",
+    "parse_verdict",
+    "percentile",
+    "run_experiment",
+    "run_item",
+    "scorers",
+    "summarize",
+    "user_message",
+    "wilson_interval",
+]

@@ -1,0 +1,166 @@
+"""Datasets: named lists of items (input, optional images and expected answer, vars, tags).
+
+Import from CSV or JSONL with a column mapping, export as JSONL. A dataset's `version` is a hash of
+its items, so a run records exactly which items it used and a later edit never changes a past run.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from yiem.errors import YiemError
+from yiem.types import ImageContent
+
+
+class DatasetError(YiemError):
+    """A dataset file or column mapping cannot be read; the message says which line or column."""
+
+
+def _item_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+class DatasetItem(BaseModel):
+    """One task: the user's `input` (and images), the `expected` answer if any, template vars, tags."""
+
+    id: str = Field(default_factory=_item_id)
+    input: str
+    images: list[ImageContent] = Field(default_factory=list)
+    expected: str | None = None
+    vars: dict[str, str] = Field(default_factory=dict)
+    tags: list[str] = Field(default_factory=list)
+
+
+class Dataset(BaseModel):
+    """A named list of items; `version` changes whenever any item does."""
+
+    name: str = "dataset"
+    items: list[DatasetItem] = Field(default_factory=list)
+
+    @property
+    def version(self) -> str:
+        """A short hash of the items (ids, inputs, images, expected, vars, tags), stable across runs."""
+        payload = json.dumps(
+            [item.model_dump(mode="json") for item in self.items], sort_keys=True, ensure_ascii=False
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+    def frozen(self) -> Dataset:
+        """A deep copy: what a run keeps, so editing this dataset later leaves the run as it was."""
+        return self.model_copy(deep=True)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    # --- import ----------------------------------------------------------------------------
+
+    @classmethod
+    def from_records(
+        cls,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        name: str = "dataset",
+        input: str = "input",
+        expected: str | None = "expected",
+        vars: Sequence[str] | None = None,
+        tags: str | None = "tags",
+        id: str | None = "id",
+    ) -> Dataset:
+        """Items from dicts: `input` names the input column, `expected` and `tags` theirs (None: none).
+
+        `vars` lists the columns that become template vars; None takes every column not otherwise
+        used. Tags may be a list or a comma-separated string.
+        """
+        items = []
+        for number, record in enumerate(records, start=1):
+            if input not in record or record[input] in (None, ""):
+                raise DatasetError(f"Row {number} has no value in the input column {input!r}.")
+            used = {input, expected, tags, id, "images", "vars"}
+            names = [key for key in record if key not in used] if vars is None else list(vars)
+            missing = [column for column in names if column not in record]
+            if missing:
+                raise DatasetError(f"Row {number} has no column {missing[0]!r} (chosen as a var).")
+            row_vars = {column: _text(record[column]) for column in names if record[column] is not None}
+            if isinstance(record.get("vars"), Mapping):
+                row_vars = {**{k: _text(v) for k, v in record["vars"].items()}, **row_vars}
+            raw_expected = record.get(expected) if expected else None
+            try:
+                items.append(
+                    DatasetItem(
+                        id=_text(record[id]) if id and record.get(id) not in (None, "") else _item_id(),
+                        input=_text(record[input]),
+                        images=record.get("images") or [],
+                        expected=None if raw_expected in (None, "") else _text(raw_expected),
+                        vars=row_vars,
+                        tags=_tags(record.get(tags) if tags else None),
+                    )
+                )
+            except ValidationError as error:
+                raise DatasetError(f"Row {number} is not a valid item: {error.errors()[0]['msg']}") from None
+        return cls(name=name, items=items)
+
+    @classmethod
+    def from_csv(cls, source: str | Path | io.TextIOBase, **mapping: Any) -> Dataset:
+        """Items from CSV text, a path or an open file (header row first); `mapping` as `from_records`."""
+        text = _read(source)
+        reader = csv.DictReader(io.StringIO(text))
+        if not reader.fieldnames:
+            raise DatasetError("The CSV file is empty: it needs a header row naming the columns.")
+        return cls.from_records(list(reader), **mapping)
+
+    @classmethod
+    def from_jsonl(cls, source: str | Path | io.TextIOBase, **mapping: Any) -> Dataset:
+        """Items from JSON Lines (one object per line); `mapping` as `from_records`."""
+        records = []
+        for number, line in enumerate(_read(source).splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise DatasetError(f"Line {number} is not valid JSON: {error.msg}.") from None
+            if not isinstance(record, dict):
+                raise DatasetError(f"Line {number} is not a JSON object.")
+            records.append(record)
+        return cls.from_records(records, **mapping)
+
+    # --- export ----------------------------------------------------------------------------
+
+    def to_jsonl(self) -> str:
+        """One JSON object per item; `from_jsonl` reads it back unchanged."""
+        lines = [json.dumps(item.model_dump(mode="json"), ensure_ascii=False) for item in self.items]
+        return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _read(source: str | Path | io.TextIOBase) -> str:
+    if isinstance(source, Path):
+        try:
+            return source.read_text(encoding="utf-8-sig")
+        except OSError as error:
+            raise DatasetError(f"Cannot read {source}: {error.strerror}.") from None
+    if isinstance(source, io.TextIOBase):
+        return source.read()
+    return source.removeprefix("\ufeff")
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _tags(value: Any) -> list[str]:
+    if value in (None, ""):
+        return []
+    if isinstance(value, list):
+        return [str(tag) for tag in value]
+    return [tag.strip() for tag in str(value).split(",") if tag.strip()]

@@ -1,0 +1,332 @@
+"""`run_experiment`: dataset × variants × repeats, each item a full agent run, bounded per provider.
+
+Tasks go out provider by provider, at most `concurrency` at a time each; results come back to the
+caller's thread, which scores nothing itself: it records each outcome, reports progress, checks the
+budget. Items finished before a restart (the recorder's) are never run again; an item stopped
+midway is not recorded, so it runs again on resume.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from time import perf_counter
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+from yiem.errors import YiemError
+from yiem.experiments._dataset import Dataset, DatasetItem
+from yiem.experiments._item_run import run_item
+from yiem.experiments._outcome import ItemOutcome, OutcomeKey
+from yiem.experiments._results import ExperimentResult, RunStatus
+from yiem.experiments._variant import Variant
+from yiem.experiments.scorers import AnyScorer
+from yiem.types import AbortSignal, AgentTool
+
+DEFAULT_CONCURRENCY = 4
+RAY_ADDRESS_ENV = "YIEM_RAY_ADDRESS"
+BUDGET_REASON = "the run's budget was reached"
+
+
+class ExperimentError(YiemError):
+    """The experiment cannot run as set up (no variants, duplicate names, an empty dataset)."""
+
+
+class RunSpec(BaseModel):
+    """Everything a run needs, as data: stored with the run so it can resume after a restart."""
+
+    run_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    experiment: str = ""
+    dataset: Dataset
+    variants: list[Variant]
+    scorers: list[AnyScorer] = Field(default_factory=list)
+    repeats: int = Field(default=1, ge=1)
+    concurrency: dict[str, int] = Field(default_factory=dict)
+    budget_usd: float | None = Field(default=None, gt=0)
+
+    def limit(self, provider: str) -> int:
+        """How many items of `provider` may run at once."""
+        return max(1, self.concurrency.get(provider, self.concurrency.get("*", DEFAULT_CONCURRENCY)))
+
+    def tasks(self) -> list[tuple[DatasetItem, int, Variant]]:
+        """Item by item, each repeat, each variant: a Stop leaves whole rows of the matrix."""
+        return [
+            (item, repeat, variant)
+            for item in self.dataset.items
+            for repeat in range(self.repeats)
+            for variant in self.variants
+        ]
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a run is: counts, dollars so far (variants and judges), time and an estimate left."""
+
+    done: int
+    total: int
+    errors: int
+    cost: float
+    elapsed_s: float
+    resumed: int = 0
+    last: ItemOutcome | None = None
+
+    @property
+    def eta_s(self) -> float | None:
+        """Seconds left at the pace of the items run in this session; None before the first."""
+        ran = self.done - self.resumed
+        if ran <= 0:
+            return None
+        return self.elapsed_s / ran * (self.total - self.done)
+
+
+class RunRecorder(Protocol):
+    """Where outcomes go as they finish (the store, or memory); called from the caller's thread."""
+
+    def finished(self) -> list[ItemOutcome]:
+        """Outcomes recorded before (a resumed run skips them)."""
+        ...
+
+    def record(self, outcome: ItemOutcome) -> ItemOutcome:
+        """Keep one outcome; may return it with fields filled (e.g. its stored conversation)."""
+        ...
+
+
+class MemoryRecorder:
+    """Keeps outcomes in a list: runs from Python without a store."""
+
+    def __init__(self, outcomes: Sequence[ItemOutcome] = ()) -> None:
+        self.outcomes = list(outcomes)
+
+    def finished(self) -> list[ItemOutcome]:
+        return list(self.outcomes)
+
+    def record(self, outcome: ItemOutcome) -> ItemOutcome:
+        self.outcomes.append(outcome)
+        return outcome
+
+
+class TaskExecutor(Protocol):
+    """Runs one task somewhere (a thread, a Ray worker) and hands back a future of its outcome."""
+
+    def submit(
+        self, variant: Variant, item: DatasetItem, repeat: int, spec: RunSpec, signal: AbortSignal
+    ) -> Future[ItemOutcome | None]: ...
+
+    def close(self) -> None: ...
+
+
+class ThreadExecutor:
+    """A thread pool in this process; each variant is connected once and its tools picked once."""
+
+    def __init__(self, spec: RunSpec, tools: Mapping[str, AgentTool]) -> None:
+        providers = {variant.provider_key for variant in spec.variants}
+        self._pool = ThreadPoolExecutor(
+            max_workers=sum(spec.limit(provider) for provider in providers), thread_name_prefix="yiem-exp"
+        )
+        self._ready = {
+            variant.name: (*variant.connect(), variant.select_tools(tools)) for variant in spec.variants
+        }
+
+    def submit(
+        self, variant: Variant, item: DatasetItem, repeat: int, spec: RunSpec, signal: AbortSignal
+    ) -> Future[ItemOutcome | None]:
+        llm, model, tools = self._ready[variant.name]
+        return self._pool.submit(run_item, variant, item, repeat, llm, model, tools, spec.scorers, signal)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def check_spec(spec: RunSpec) -> None:
+    """Refuse what cannot run, in words."""
+    if not spec.variants:
+        raise ExperimentError("Add at least one variant to run the experiment.")
+    if not spec.dataset.items:
+        raise ExperimentError("The dataset has no items: add some, or upload a CSV or JSONL file.")
+    names = [variant.name for variant in spec.variants]
+    duplicate = next((name for name in names if names.count(name) > 1), None)
+    if duplicate is not None:
+        raise ExperimentError(f"Two variants are named {duplicate!r}; give each its own name.")
+    ids = [item.id for item in spec.dataset.items]
+    duplicate = next((i for i in ids if ids.count(i) > 1), None) if len(set(ids)) != len(ids) else None
+    if duplicate is not None:
+        raise ExperimentError(f"Two dataset items have the id {duplicate!r}; each needs its own.")
+    scorer_names = [scorer.name for scorer in spec.scorers]
+    if len(set(scorer_names)) != len(scorer_names):
+        raise ExperimentError("Two scorers have the same name; name them apart (name=...).")
+
+
+def run_experiment(
+    dataset: Dataset | None = None,
+    variants: Sequence[Variant] = (),
+    scorers: Sequence[AnyScorer] = (),
+    *,
+    repeats: int = 1,
+    concurrency: int | Mapping[str, int] = DEFAULT_CONCURRENCY,
+    budget_usd: float | None = None,
+    name: str = "",
+    tools: Mapping[str, AgentTool] | None = None,
+    progress: Callable[[Progress], None] | None = None,
+    signal: AbortSignal | None = None,
+    recorder: RunRecorder | None = None,
+    spec: RunSpec | None = None,
+    executor: Literal["threads", "ray"] | TaskExecutor | None = None,
+) -> ExperimentResult:
+    """Run every item of `dataset` under every variant `repeats` times, score it, and return the results.
+
+    `concurrency` bounds items in flight per provider (an int for all, or `{"openai": 8, "*": 4}`).
+    `signal.abort()` stops the run (items in flight are dropped and run again on resume); the run
+    also stops once `budget_usd` is spent. Pass `spec` (e.g. a stored run's) instead of the first
+    arguments to resume it with `recorder`. With `YIEM_RAY_ADDRESS` set, items run as Ray tasks.
+    """
+    if spec is None:
+        if dataset is None:
+            raise ExperimentError("run_experiment needs a dataset (or the spec of a stored run).")
+        limits = {"*": concurrency} if isinstance(concurrency, int) else dict(concurrency)
+        spec = RunSpec(
+            experiment=name,
+            dataset=dataset.frozen(),
+            variants=list(variants),
+            scorers=list(scorers),
+            repeats=repeats,
+            concurrency=limits,
+            budget_usd=budget_usd,
+        )
+    check_spec(spec)
+    return _Run(spec, recorder or MemoryRecorder(), progress, signal, tools or {}, executor).run()
+
+
+class _Run:
+    def __init__(
+        self,
+        spec: RunSpec,
+        recorder: RunRecorder,
+        progress: Callable[[Progress], None] | None,
+        signal: AbortSignal | None,
+        tools: Mapping[str, AgentTool],
+        executor: Literal["threads", "ray"] | TaskExecutor | None,
+    ) -> None:
+        self.spec = spec
+        self.recorder = recorder
+        self.progress = progress
+        self.tools = tools
+        self.executor_choice = executor
+        # Our own signal, so the budget can stop the run without aborting the caller's signal.
+        self.signal = AbortSignal()
+        self._unlink = signal.on_abort(self.signal.abort) if signal is not None else (lambda: None)
+        self.outcomes: dict[OutcomeKey, ItemOutcome] = {}
+        self.cost = 0.0
+        self.errors = 0
+
+    def _executor(self) -> TaskExecutor:
+        choice = self.executor_choice
+        if choice is None:
+            choice = "ray" if os.environ.get(RAY_ADDRESS_ENV) else "threads"
+        if choice == "threads":
+            return ThreadExecutor(self.spec, self.tools)
+        if choice == "ray":
+            raise ExperimentError(
+                f"{RAY_ADDRESS_ENV} is set, but this yiem cannot run experiments on Ray yet; unset it."
+            )
+        executor: TaskExecutor = choice
+        return executor
+
+    def _add(self, outcome: ItemOutcome) -> None:
+        self.outcomes[outcome.key] = outcome
+        self.cost += (outcome.cost or 0.0) + outcome.judge_cost
+        if outcome.error is not None:
+            self.errors += 1
+
+    def _report(self, total: int, started: float, resumed: int, last: ItemOutcome | None) -> None:
+        if self.progress is not None:
+            self.progress(
+                Progress(
+                    done=len(self.outcomes),
+                    total=total,
+                    errors=self.errors,
+                    cost=self.cost,
+                    elapsed_s=perf_counter() - started,
+                    resumed=resumed,
+                    last=last,
+                )
+            )
+
+    def _over_budget(self) -> bool:
+        budget = self.spec.budget_usd
+        return budget is not None and self.cost >= budget
+
+    def run(self) -> ExperimentResult:
+        spec = self.spec
+        started = perf_counter()
+        for outcome in self.recorder.finished():
+            self._add(outcome)
+        resumed = len(self.outcomes)
+        tasks = spec.tasks()
+        lanes: dict[str, deque[tuple[DatasetItem, int, Variant]]] = {}
+        for item, repeat, variant in tasks:
+            if (item.id, variant.name, repeat) not in self.outcomes:
+                lanes.setdefault(variant.provider_key, deque()).append((item, repeat, variant))
+        self._report(len(tasks), started, resumed, None)
+        if self._over_budget():
+            self.signal.abort(BUDGET_REASON)
+        in_flight: dict[Future[ItemOutcome | None], str] = {}
+        running = dict.fromkeys(lanes, 0)
+        executor: TaskExecutor | None = None
+        try:
+            if any(lanes.values()) and not self.signal.aborted:
+                executor = self._executor()
+            while executor is not None:
+                for provider, lane in lanes.items():
+                    while lane and running[provider] < spec.limit(provider) and not self.signal.aborted:
+                        item, repeat, variant = lane.popleft()
+                        in_flight[executor.submit(variant, item, repeat, spec, self.signal)] = provider
+                        running[provider] += 1
+                if not in_flight:
+                    break
+                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                for future in done:
+                    running[in_flight.pop(future)] -= 1
+                    finished = future.result()
+                    if finished is None:
+                        continue
+                    outcome = self.recorder.record(finished)
+                    self._add(outcome)
+                    self._report(len(tasks), started, resumed, outcome)
+                    if self._over_budget():
+                        self.signal.abort(BUDGET_REASON)
+        finally:
+            if executor is not None:
+                self.signal.abort("the run ended")  # in case an exception left tasks running
+                executor.close()
+            self._unlink()
+        return self._result(tasks)
+
+    def _result(self, tasks: list[tuple[DatasetItem, int, Variant]]) -> ExperimentResult:
+        spec = self.spec
+        ordered = [
+            self.outcomes[key]
+            for item, repeat, variant in tasks
+            if (key := (item.id, variant.name, repeat)) in self.outcomes
+        ]
+        status: RunStatus = "finished"
+        reason = None
+        if len(ordered) < len(tasks):
+            reason = self.signal.reason
+            status = "budget" if reason == BUDGET_REASON else "stopped"
+        return ExperimentResult(
+            run_id=spec.run_id,
+            experiment=spec.experiment,
+            dataset=spec.dataset,
+            dataset_version=spec.dataset.version,
+            variants=[variant.name for variant in spec.variants],
+            scorers=[scorer.name for scorer in spec.scorers],
+            repeats=spec.repeats,
+            outcomes=ordered,
+            status=status,
+            stop_reason=reason,
+        )
