@@ -30,7 +30,8 @@ def test_no_key_means_the_local_model() -> None:
 
 def test_a_configured_key_picks_its_provider() -> None:
     settings = default_settings(lambda name: "sk-test" if name == "ANTHROPIC_API_KEY" else "")
-    assert (settings.provider, settings.api_key) == ("anthropic", "sk-test")
+    # The server's key stays on the server: `connect` looks it up for its own base URL only.
+    assert (settings.provider, settings.api_key) == ("anthropic", "")
     assert settings.model_id and settings.base_url.startswith("https://")
     # The key is never part of what settings serialise to.
     assert "sk-test" not in settings.model_dump_json() and "sk-test" not in repr(settings)

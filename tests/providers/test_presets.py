@@ -74,3 +74,21 @@ def test_client_for_any_model() -> None:
     assert isinstance(claude, AnthropicClient)
     local = client_for_model(LlmModel(id="smollm2", provider="local", base_url="http://127.0.0.1:5/v1"))
     assert local.base_url == "http://127.0.0.1:5/v1"
+
+
+def test_the_environment_key_goes_only_to_its_own_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-bound-5d1e")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert client_for("openai").api_key == "sk-env-bound-5d1e"
+    assert client_for("openai", base_url="https://API.openai.com/v1/").api_key == "sk-env-bound-5d1e"
+    with pytest.raises(MissingApiKeyError, match=r"used only with https://api\.openai\.com/v1"):
+        client_for("openai", base_url="http://127.0.0.1:9/v1")
+    assert client_for("openai", "sk-typed", base_url="http://127.0.0.1:9/v1").api_key == "sk-typed"
+    # <NAME>_BASE_URL moves the endpoint the key belongs to; the preset's own URL then gets no key.
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    assert client_for("openai").api_key == "sk-env-bound-5d1e"
+    assert client_for("openai").base_url == "http://127.0.0.1:9/v1"
+    with pytest.raises(MissingApiKeyError):
+        client_for("openai", base_url="https://api.openai.com/v1")
+    # Keyless local servers never borrow another provider's key either.
+    assert client_for("llamacpp", base_url="http://127.0.0.1:9/v1").api_key is None

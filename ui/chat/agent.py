@@ -36,7 +36,7 @@ def _client() -> tuple[LlmClient, LlmModel]:
     waiting = "Starting the local model…" if settings.provider == LOCAL else "Connecting…"
     try:
         with st.spinner(waiting):
-            client, model = connect(settings)
+            client, model = connect(settings, bootstrap.secret)
     except ConnectionSettingsError as error:
         raise ChatSetupError(str(error)) from error
     if cached is not None:

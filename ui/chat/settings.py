@@ -7,7 +7,7 @@ from typing import Any
 import streamlit as st
 
 from ui import bootstrap
-from yiem.chat import DEFAULT_MODELS, LOCAL, ChatSettings, available_models
+from yiem.chat import DEFAULT_MODELS, LOCAL, ChatSettings, available_models, key_status
 from yiem.providers.presets import PRESETS
 
 
@@ -15,7 +15,7 @@ def _model_options(settings: ChatSettings) -> list[str]:
     key = (settings.provider, settings.base_url, settings.api_key)
     cache: dict[Any, tuple[list[str], str | None]] = st.session_state.setdefault("yiem_model_lists", {})
     if key not in cache:
-        cache[key] = available_models(settings)
+        cache[key] = available_models(settings, bootstrap.secret)
     found, problem = cache[key]
     if problem:
         st.caption(f"The server's model list is not available: {problem}")
@@ -64,7 +64,7 @@ def draw() -> None:
                     "provider": provider,
                     "base_url": choice.base_url,
                     "model_id": DEFAULT_MODELS.get(provider, ""),
-                    "api_key": bootstrap.secret(choice.api_key_env) if choice.api_key_env else "",
+                    "api_key": "",
                 }
             )
         if provider == LOCAL:
@@ -74,14 +74,18 @@ def draw() -> None:
             )
         else:
             base_url = st.text_input("Base URL", value=settings.base_url, key=f"set-url-{provider}")
+            # The server's key is never put in the settings: it is looked up for its own base URL only.
+            status = key_status(settings.model_copy(update={"base_url": base_url.strip()}), bootstrap.secret)
             typed_key = st.text_input(
                 "API key (kept for this session only)",
                 type="password",
                 key=f"set-key-{provider}",
-                placeholder=f"from {choice.api_key_env}" if settings.api_key else "",
+                placeholder=f"from {choice.api_key_env}" if status.server_key else "",
             )
+            if status.note:
+                st.caption(status.note)
             settings = settings.model_copy(
-                update={"base_url": base_url.strip(), "api_key": typed_key.strip() or settings.api_key}
+                update={"base_url": base_url.strip(), "api_key": typed_key.strip()}
             )
             options = _model_options(settings)
             if options:

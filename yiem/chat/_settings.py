@@ -8,12 +8,15 @@ import threading
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
 from yiem.llm import LlmClient
 from yiem.types import LlmModel
+
+if TYPE_CHECKING:
+    from yiem.providers.presets import ProviderPreset
 
 LOCAL = "local"
 
@@ -32,7 +35,11 @@ class ConnectionSettingsError(Exception):
 
 
 class ChatSettings(BaseModel):
-    """What the chat uses; lives in one browser session only (the key is never stored or exported)."""
+    """What the chat uses; lives in one browser session only (the key is never stored or exported).
+
+    `api_key` is a key typed in this session only. A key configured on the server is never copied in
+    here: `connect` looks it up, and only for the base URL it was configured for.
+    """
 
     provider: str = LOCAL
     base_url: str = ""
@@ -64,19 +71,44 @@ def configured_secret(name: str) -> str:
 
 def default_settings(secret: Callable[[str], str] = configured_secret) -> ChatSettings:
     """The first paid provider whose key is configured (`secret(name)` reads it), else the local model."""
-    from yiem.providers.presets import PRESETS
+    from yiem.providers.presets import PRESETS, configured_base_url
 
     for preset in PRESETS.values():
-        if preset.key_required and preset.api_key_env and preset.name in DEFAULT_MODELS:
-            key = secret(preset.api_key_env)
-            if key:
-                return ChatSettings(
-                    provider=preset.name,
-                    base_url=preset.base_url,
-                    model_id=DEFAULT_MODELS[preset.name],
-                    api_key=key,
-                )
+        wanted = preset.key_required and preset.api_key_env and preset.name in DEFAULT_MODELS
+        if wanted and preset.api_key_env and secret(preset.api_key_env):
+            return ChatSettings(
+                provider=preset.name,
+                base_url=configured_base_url(preset, secret),
+                model_id=DEFAULT_MODELS[preset.name],
+            )
     return ChatSettings()
+
+
+class KeyStatus(BaseModel):
+    """Which key a provider and base URL would use, in words for the settings panel."""
+
+    server_key: bool
+    """A key configured on the server applies to this base URL."""
+    note: str = ""
+    """Why the server's key does not apply here (it belongs to another URL), if it does not."""
+
+
+def key_status(settings: ChatSettings, secret: Callable[[str], str] = configured_secret) -> KeyStatus:
+    """Whether the server's key for the settings' provider goes to their base URL, and if not, why."""
+    from yiem.providers.presets import PRESETS, configured_base_url, server_key
+
+    preset = PRESETS.get(settings.provider)
+    if preset is None or not preset.api_key_env:
+        return KeyStatus(server_key=False)
+    if server_key(preset, settings.base_url or None, secret):
+        return KeyStatus(server_key=True)
+    if secret(preset.api_key_env):
+        where = configured_base_url(preset, secret)
+        return KeyStatus(
+            server_key=False,
+            note=f"The server's key is used only with {where}; type a key to use another base URL.",
+        )
+    return KeyStatus(server_key=False)
 
 
 _local_lock = threading.Lock()
@@ -99,14 +131,19 @@ def local_model() -> tuple[str, LlmModel]:
         return server.openai_base_url, server.llm_model()
 
 
-def connect(settings: ChatSettings) -> tuple[LlmClient, LlmModel]:
-    """A client and the model it serves; `ConnectionSettingsError` says what to change."""
+def connect(
+    settings: ChatSettings, secret: Callable[[str], str] = configured_secret
+) -> tuple[LlmClient, LlmModel]:
+    """A client and the model it serves; `ConnectionSettingsError` says what to change.
+
+    The server's key (`secret`) goes only to the base URL it was configured for; any other base URL
+    gets only the key typed in this session, and its error bodies are not quoted back."""
     from yiem.providers.catalog import get_model
     from yiem.providers.presets import PRESETS, MissingApiKeyError, client_for, client_for_model
 
     if settings.provider == LOCAL:
         _, model = local_model()
-        return client_for_model(model), model
+        return client_for_model(model, quote_bodies=True), model
     if not settings.model_id:
         raise ConnectionSettingsError("Choose a model in Settings.")
     preset = PRESETS.get(settings.provider)
@@ -118,8 +155,10 @@ def connect(settings: ChatSettings) -> tuple[LlmClient, LlmModel]:
     model = get_model(settings.provider, settings.model_id, base_url=base_url)
     try:
         if preset is not None:
-            return client_for(preset, settings.api_key or None, base_url), model
-        return client_for_model(model, settings.api_key or None), model
+            quote = _configured_url(preset, base_url, secret)
+            client = client_for(preset, settings.api_key or None, base_url, secret=secret, quote_bodies=quote)
+            return client, model
+        return client_for_model(model, settings.api_key or None, quote_bodies=False), model
     except MissingApiKeyError as error:
         raise ConnectionSettingsError(
             f"{error} Keys can also go in .streamlit/secrets.toml; a key typed in Settings is kept for "
@@ -127,23 +166,36 @@ def connect(settings: ChatSettings) -> tuple[LlmClient, LlmModel]:
         ) from error
 
 
-def available_models(settings: ChatSettings) -> tuple[list[str], str | None]:
+def available_models(
+    settings: ChatSettings, secret: Callable[[str], str] = configured_secret
+) -> tuple[list[str], str | None]:
     """Model ids to offer: the server's `/v1/models` first, then the catalogue's; and why the server
     could not be asked, if it could not."""
     from yiem.providers.catalog import known_model_ids
-    from yiem.providers.presets import PRESETS, client_for
+    from yiem.providers.presets import PRESETS, client_for, server_key
 
     ids: list[str] = []
     problem: str | None = None
     preset = PRESETS.get(settings.provider)
-    if preset is not None and settings.provider != LOCAL and (settings.api_key or not preset.key_required):
-        try:
-            with client_for(preset, settings.api_key or None, settings.base_url or None) as client:
-                ids = client.list_models()
-        except Exception as error:  # any failure here only means "no list from the server"
-            problem = str(error)
+    if preset is not None and settings.provider != LOCAL:
+        base_url = settings.base_url or None
+        key = settings.api_key or server_key(preset, base_url, secret)
+        if key or not preset.key_required:
+            quote = _configured_url(preset, base_url, secret)
+            try:
+                with client_for(preset, key, base_url, secret=secret, quote_bodies=quote) as client:
+                    ids = client.list_models()
+            except Exception as error:  # any failure here only means "no list from the server"
+                problem = str(error)
     ids += [model_id for model_id in known_model_ids(settings.provider) if model_id not in ids]
     return ids, problem
+
+
+def _configured_url(preset: ProviderPreset, base_url: str | None, secret: Callable[[str], str]) -> bool:
+    """Whether `base_url` is the one the operator set up (not typed in a browser)."""
+    from yiem.providers.presets import configured_base_url, same_url
+
+    return not base_url or same_url(base_url, configured_base_url(preset, secret))
 
 
 def configured_provider() -> str | None:

@@ -12,11 +12,16 @@ from yiem.providers.presets import (
     PRESETS,
     MissingApiKeyError,
     ProviderPreset,
+    SecretLookup,
     UnknownProviderError,
     api_key_for,
     client_for,
     client_for_model,
+    configured_base_url,
+    environment_secret,
     get_preset,
+    same_url,
+    server_key,
 )
 
 __all__ = [
@@ -29,11 +34,16 @@ __all__ = [
     "OpenAIChatClient",
     "ProviderPreset",
     "RetryPolicy",
+    "SecretLookup",
     "UnknownProviderError",
     "api_key_for",
     "client_for",
     "client_for_model",
+    "configured_base_url",
+    "environment_secret",
     "get_preset",
+    "same_url",
+    "server_key",
     "to_anthropic_messages",
     "tool_to_anthropic",
 ]

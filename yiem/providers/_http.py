@@ -107,8 +107,12 @@ class HttpLlmClient(ABC):
         provider: str | None = None,
         extra_body: dict[str, Any] | None = None,
         http_client: httpx.Client | None = None,
+        quote_bodies: bool = True,
     ) -> None:
         self.extra_body = dict(extra_body or {})
+        # False for a base URL typed in a browser: what such a URL answers is never quoted in an error,
+        # so the app cannot be used to read pages of servers that only it can reach.
+        self.quote_bodies = quote_bodies
         self.base_url = base_url.rstrip("/") if base_url else None
         self.api_key = api_key
         self.headers = dict(headers or {})
@@ -199,15 +203,11 @@ class HttpLlmClient(ABC):
         except httpx.HTTPError as error:
             raise ModelListError(f"Could not reach {url}: {error or type(error).__name__}") from None
         if response.status_code >= 400:
-            raise ModelListError(
-                f"HTTP {response.status_code} from {url}: {provider_error_text(response.content)}"
-            )
+            raise ModelListError(f"HTTP {response.status_code} from {url}{self._quoted(response.content)}")
         try:
             return model_ids(response.json())
         except ValueError:
-            raise ModelListError(
-                f"{url} did not answer with JSON: {provider_error_text(response.content)}"
-            ) from None
+            raise ModelListError(f"{url} did not answer with JSON{self._quoted(response.content)}") from None
         except ModelListError as error:
             raise ModelListError(f"{url} sent a model list yiem cannot read: {error}") from None
 
@@ -307,9 +307,7 @@ class HttpLlmClient(ABC):
                     return response
                 body = self._read_error_body(response)
                 current[0] = None
-                failure = (
-                    f"HTTP {response.status_code} from {self._where(model)}: {provider_error_text(body)}"
-                )
+                failure = f"HTTP {response.status_code} from {self._where(model)}{self._quoted(body)}"
                 retryable = self.retry.should_retry_status(response.status_code)
                 wait = self.retry.delay(attempt, response.headers) if retryable else None
             if wait is None:
@@ -356,24 +354,21 @@ class HttpLlmClient(ABC):
                 try:
                     data = json.loads(raw)
                 except ValueError:
-                    yield builder.finish(
-                        error=f"{self._where(model)} sent a response that is not valid JSON: "
-                        f"{provider_error_text(raw)}"
-                    )
+                    problem = f"sent a response that is not valid JSON{self._quoted(raw)}"
+                    yield builder.finish(error=f"{self._where(model)} {problem}")
                     return
                 yield from self.read_body(data, builder)
                 complete = True
             else:
-                snippet = provider_error_text(response.read())
+                snippet = self._quoted(response.read())
                 yield builder.finish(
                     error=f"{self._where(model)} answered with {content_type or 'no content type'} "
-                    f"instead of an event stream or JSON: {snippet}"
+                    f"instead of an event stream or JSON{snippet}"
                 )
                 return
         except ProviderStreamError as error:
-            yield builder.finish(
-                error=f"{self._where(model)} reported an error: {error}{self._kept(builder)}"
-            )
+            words = f": {error}" if self.quote_bodies else self._quoted(b"")
+            yield builder.finish(error=f"{self._where(model)} reported an error{words}{self._kept(builder)}")
             return
         except (httpx.TransportError, SSEError) as error:
             if signal.aborted:
@@ -397,6 +392,12 @@ class HttpLlmClient(ABC):
             )
         else:
             yield builder.finish()
+
+    def _quoted(self, body: bytes) -> str:
+        """ ": <the server's own words>" for an error, or why they are left out."""
+        if self.quote_bodies:
+            return f": {provider_error_text(body)}"
+        return " (its answer is not shown: this base URL was typed in the app, not set up on the server)"
 
     def _read_timeout(self) -> str:
         read = self._client.http.timeout.read

@@ -68,6 +68,7 @@ class OpenAIChatClient(HttpLlmClient):
         max_tokens_field: str = "max_tokens",
         stream_usage: bool = True,
         http_client: httpx.Client | None = None,
+        quote_bodies: bool = True,
     ) -> None:
         super().__init__(
             base_url,
@@ -79,6 +80,7 @@ class OpenAIChatClient(HttpLlmClient):
             provider=provider,
             extra_body=extra_body,
             http_client=http_client,
+            quote_bodies=quote_bodies,
         )
         self.max_tokens_field = max_tokens_field
         self.stream_usage = stream_usage

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
@@ -134,27 +135,83 @@ def get_preset(name: str) -> ProviderPreset:
         raise UnknownProviderError(f"Unknown provider {name!r}; known providers: {known}.") from None
 
 
+SecretLookup = Callable[[str], str | None]
+"""Reads one setting configured on the server (a key, a base URL) by its variable name; "" or None: unset."""
+
+
+def environment_secret(name: str) -> str | None:
+    """`name` from this process's environment."""
+    return os.environ.get(name) or None
+
+
 def api_key_for(preset: ProviderPreset, environ: Mapping[str, str] | None = None) -> str | None:
     """The key from the preset's environment variable, if set."""
     env = os.environ if environ is None else environ
     return env.get(preset.api_key_env) or None if preset.api_key_env else None
 
 
+def base_url_variable(preset: ProviderPreset) -> str | None:
+    """Where the operator may move a preset's endpoint: `OPENAI_API_KEY` pairs with `OPENAI_BASE_URL`."""
+    if not preset.api_key_env or not preset.api_key_env.endswith("_API_KEY"):
+        return None
+    return preset.api_key_env.removesuffix("_API_KEY") + "_BASE_URL"
+
+
+def configured_base_url(preset: ProviderPreset, secret: SecretLookup = environment_secret) -> str:
+    """The base URL the server's key for `preset` belongs to: `<NAME>_BASE_URL`, else the preset's."""
+    variable = base_url_variable(preset)
+    return ((secret(variable) or "") if variable else "").strip() or preset.base_url
+
+
+def same_url(first: str | None, second: str | None) -> bool:
+    """Whether two base URLs name the same endpoint (scheme and host in any case, a trailing / ignored)."""
+    if not first or not second:
+        return False
+
+    def canonical(url: str) -> tuple[str, str, str, str]:
+        parts = urlsplit(url.strip())
+        return (parts.scheme.lower(), parts.netloc.lower(), parts.path.rstrip("/"), parts.query)
+
+    return canonical(first) == canonical(second)
+
+
+def server_key(
+    preset: ProviderPreset, base_url: str | None, secret: SecretLookup = environment_secret
+) -> str | None:
+    """The key configured on the server for `preset`, and only when `base_url` is the URL it was
+    configured for (None: that URL): a server's key is never sent anywhere else."""
+    if not preset.api_key_env:
+        return None
+    configured = configured_base_url(preset, secret)
+    if base_url and not same_url(base_url, configured):
+        return None
+    return secret(preset.api_key_env) or None
+
+
 def client_for(
     preset: ProviderPreset | str,
     api_key: str | None = None,
     base_url: str | None = None,
+    *,
+    secret: SecretLookup = environment_secret,
     **kwargs: Any,
 ) -> HttpLlmClient:
-    """A client for a preset; the key defaults to the preset's environment variable."""
+    """A client for a preset. Without `api_key` it takes the server's key (`secret`), which goes only to
+    the base URL it was configured for."""
     preset = get_preset(preset) if isinstance(preset, str) else preset
-    key = api_key or api_key_for(preset)
+    configured = configured_base_url(preset, secret)
+    url = base_url or configured or None
+    key = api_key or server_key(preset, url, secret)
     if preset.key_required and not key:
+        if preset.api_key_env and secret(preset.api_key_env):
+            raise MissingApiKeyError(
+                f"The server's {preset.label} key is used only with {configured}; "
+                f"type a key in the settings to use {url}."
+            )
         raise MissingApiKeyError(
             f"{preset.label} needs an API key: set {preset.api_key_env} or enter one in the settings."
         )
     headers = {**preset.headers, **kwargs.pop("headers", {})}
-    url = base_url or preset.base_url or None
     if preset.api == "anthropic-messages":
         return AnthropicClient(url, key, headers, provider=preset.name, **kwargs)
     kwargs.setdefault("max_tokens_field", preset.max_tokens_field)
