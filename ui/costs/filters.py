@@ -1,0 +1,117 @@
+"""The Costs page's filters: period, time zone, provider, model and conversation, all kept in the URL."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import streamlit as st
+from sqlalchemy import Engine
+
+from ui.bootstrap import store_engine
+from yiem import costs
+
+ZONES = ["UTC", "Europe/London", "Europe/Paris", "America/New_York", "America/Los_Angeles", "Asia/Tokyo"]
+
+
+@dataclass(frozen=True)
+class CostsView:
+    """What the URL asks for: the filter without a conversation, the time zone, the picked conversation."""
+
+    base: costs.UsageFilter
+    tz: str
+    conversation: str | None
+    conversation_slot: Any  # the column the conversation filter is drawn in, once its choices are known
+
+
+@st.cache_data(ttl=30, show_spinner=False)
+def provider_models(url: str) -> list[tuple[str, str]]:
+    """The filter's choices: every provider/model with usage (cached briefly: they rarely change)."""
+    return costs.filter_options(store_engine(url))
+
+
+def read_view(url: str, stored: tuple[int, int], now_ms: int) -> CostsView:
+    """Draws the filters bound to the URL and returns the view they ask for (stops the page on bad dates)."""
+    zone_default = st.context.timezone or "UTC"
+    zones = ZONES if zone_default in ZONES else [zone_default, *ZONES]
+    pairs = provider_models(url)
+
+    top_row = st.columns([2, 2, 2])
+    # The URL keeps the label (?period=Last+7+days): bound widgets store their displayed option.
+    period_label = top_row[0].selectbox(
+        "Period", list(costs.PERIODS.values()), index=2, key="period", bind="query-params"
+    )
+    period = next(key for key, label in costs.PERIODS.items() if label == period_label)
+    tz = top_row[1].selectbox(
+        "Time zone", zones, index=zones.index(zone_default), key="tz", bind="query-params"
+    )
+    dates = _custom_dates(top_row[2], tz, now_ms) if period == "custom" else None
+
+    filters = st.columns([2, 2, 3])
+    providers = filters[0].multiselect(
+        "Provider",
+        sorted({p for p, _ in pairs}),
+        key="provider",
+        bind="query-params",
+        placeholder="All providers",
+    )
+    models = filters[1].multiselect(
+        "Model",
+        sorted({m for p, m in pairs if not providers or p in providers}),
+        key="model",
+        bind="query-params",
+        placeholder="All models",
+    )
+    try:
+        start_ms, end_ms = stored if period == "all" else costs.period_range(period, tz, now_ms, dates)
+        base = costs.UsageFilter(
+            start_ms=start_ms, end_ms=end_ms, providers=tuple(providers), models=tuple(models)
+        )
+    except costs.UsageFilterError as error:
+        st.error(str(error))
+        st.stop()
+    conversation = st.query_params.get("conversation") or None
+    return CostsView(base=base, tz=tz, conversation=conversation, conversation_slot=filters[2])
+
+
+def _custom_dates(slot: Any, tz: str, now_ms: int) -> tuple[date, date]:
+    today = datetime.fromtimestamp(now_ms / 1000, tz=ZoneInfo(tz)).date()
+    picked = slot.date_input(
+        "Dates", (today - timedelta(days=29), today), key="dates", bind="query-params", format="YYYY-MM-DD"
+    )
+    if isinstance(picked, tuple) and len(picked) == 2:
+        return (picked[0], picked[1])
+    st.info("Pick the last day of the range too.")
+    st.stop()
+
+
+def _remember_conversation() -> None:
+    """Keep the picked conversation in the URL (`?conversation=ID`) before the page reruns."""
+    picked = st.session_state["conversation_pick"]
+    if picked is None:
+        st.query_params.pop("conversation", None)
+    else:
+        st.query_params["conversation"] = picked
+
+
+def choose_conversation(engine: Engine, view: CostsView, top: list[costs.BreakdownRow]) -> None:
+    """The conversation filter, bound to the URL by hand: its choices change with the period."""
+    current = view.conversation
+    options: list[str | None] = [None, *(r.conversation_id for r in top if r.conversation_id)]
+    if current not in options:
+        options.insert(1, current)
+    titles = {r.conversation_id: r.label for r in top if r.conversation_id}
+    if current and current not in titles:  # a shared link to a conversation outside the top 50
+        titles.update(costs.conversation_titles(engine, [current]))
+    with view.conversation_slot:
+        st.selectbox(
+            "Conversation",
+            options,
+            index=options.index(current),
+            format_func=lambda cid: "All conversations" if cid is None else titles.get(cid, cid),
+            help="The 50 most expensive conversations in the period",
+            key="conversation_pick",
+            on_change=_remember_conversation,
+        )
