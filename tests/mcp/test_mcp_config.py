@@ -162,3 +162,24 @@ def test_config_errors_are_mcp_errors_under_yiem_error(tmp_path: Path) -> None:
         load_mcp_config(bad)
     assert isinstance(caught.value, McpError) and isinstance(caught.value, YiemError)
     assert "code" not in str(caught.value) and "not valid JSON" in str(caught.value)
+
+
+def test_roots_from_mcp_json_reach_the_server(tmp_path: Path, everything_stdio: StdioServer) -> None:
+    """An admin's `roots` folders go to the server as file:// roots; none declared means an empty list."""
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    config_file = tmp_path / "mcp.json"
+    entry = {"command": everything_stdio.command, "args": list(everything_stdio.args)}
+    config_file.write_text(
+        json.dumps({"mcpServers": {"with": {**entry, "roots": [str(reports)]}, "without": entry}})
+    )
+    config = load_mcp_config(config_file)
+    with connect_server("with", config.servers["with"]) as client:
+        client.list_tools()
+        text = client.call_tool("get-roots-list").text
+    assert reports.as_uri() in text and "reports" in text
+    with connect_server("without", config.servers["without"]) as client:
+        client.list_tools()
+        assert "no roots are currently configured" in client.call_tool("get-roots-list").text
+    save_mcp_config(config_file, config)
+    assert json.loads(config_file.read_text())["mcpServers"]["with"]["roots"] == [str(reports)]

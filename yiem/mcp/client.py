@@ -9,6 +9,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from yiem.mcp._client_features import ClientFeatures, ElicitationHandler, SamplingHandler
 from yiem.mcp._rpc import (
     EventSink,
     LogEntry,
@@ -17,16 +18,21 @@ from yiem.mcp._rpc import (
     RequestId,
     RpcDispatcher,
 )
+from yiem.mcp._tool_tasks import run_tool_task
 from yiem.mcp.errors import McpConnectionError, McpProtocolError, McpSessionExpiredError
 from yiem.mcp.http import HttpTransport
 from yiem.mcp.models import (
     CallToolResult,
+    CompletionResult,
     GetPromptResult,
     McpPrompt,
     McpResource,
+    McpResourceTemplate,
+    McpTask,
     McpTool,
     PromptMessage,
     ResourceContents,
+    Root,
     ServerInfo,
 )
 from yiem.mcp.stdio import StdioTransport
@@ -54,8 +60,13 @@ class McpClient:
         event_sink: EventSink | None = None,
         request_handlers: Mapping[str, RequestHandler] | None = None,
         client_info: Mapping[str, str] | None = None,
+        roots: Sequence[Root] | None = None,
+        sampling: SamplingHandler | None = None,
+        elicitation: ElicitationHandler | None = None,
     ) -> None:
+        """`roots`, `sampling` and `elicitation` are declared as capabilities only when given."""
         self.transport = transport
+        self.features = ClientFeatures(roots, sampling, elicitation)
         self.init_timeout = init_timeout
         self.client_info = dict(client_info or CLIENT_INFO)
         self.server_info = ServerInfo()
@@ -67,8 +78,9 @@ class McpClient:
             timeout=timeout,
             max_timeout=max_timeout,
             event_sink=event_sink,
-            request_handlers=request_handlers,
+            request_handlers=self.features.handlers() | dict(request_handlers or {}),
         )
+        self._task_support: dict[str, str] = {}
         self._session_lock = threading.Lock()
         self._session_generation = 0
 
@@ -147,7 +159,11 @@ class McpClient:
     def _initialize(self) -> None:
         result = self.request(
             "initialize",
-            {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": self.client_info},
+            {
+                "protocolVersion": PROTOCOL_VERSION,
+                "capabilities": self.features.capabilities(),
+                "clientInfo": self.client_info,
+            },
             timeout=self.init_timeout,
             _retry_session=False,
         )
@@ -243,7 +259,9 @@ class McpClient:
 
     def list_tools(self) -> list[McpTool]:
         """Every tool, following `nextCursor` to the end (SP-009)."""
-        return [McpTool.model_validate(raw) for raw in self._paginate("tools/list", "tools")]
+        tools = [McpTool.model_validate(raw) for raw in self._paginate("tools/list", "tools")]
+        self._task_support = {tool.name: tool.task_support for tool in tools}
+        return tools
 
     def call_tool(
         self,
@@ -253,7 +271,12 @@ class McpClient:
         on_progress: ProgressCallback | None = None,
         signal: AbortSignal | None = None,
     ) -> CallToolResult:
-        """Run a tool (SP-010); a failing tool gives `is_error`, a protocol failure raises `McpError`."""
+        """Run a tool (SP-010); a failing tool gives `is_error`, a protocol failure raises `McpError`.
+
+        A tool `list_tools` said requires a task runs as one; its status messages come as progress.
+        """
+        if self._task_support.get(name) == "required":
+            return run_tool_task(self, name, arguments or {}, timeout, on_progress, signal)
         result = self.request(
             "tools/call",
             {"name": name, "arguments": arguments or {}},
@@ -289,6 +312,69 @@ class McpClient:
             if isinstance(messages, list)
             else [],
         )
+
+    def list_resource_templates(self) -> list[McpResourceTemplate]:
+        """Every resource template, following `nextCursor` to the end."""
+        raw = self._paginate("resources/templates/list", "resourceTemplates")
+        return [McpResourceTemplate.model_validate(item) for item in raw]
+
+    def subscribe(self, uri: str) -> None:
+        """Ask for `notifications/resources/updated` when the resource at `uri` changes."""
+        self.request("resources/subscribe", {"uri": uri})
+
+    def unsubscribe(self, uri: str) -> None:
+        """Stop the updates of `subscribe`."""
+        self.request("resources/unsubscribe", {"uri": uri})
+
+    def complete(
+        self,
+        ref: Mapping[str, str],
+        argument: str,
+        value: str,
+        context: Mapping[str, str] | None = None,
+    ) -> CompletionResult:
+        """Suggestions for `argument` of a prompt (`{"type": "ref/prompt", "name": …}`) or a
+        resource template (`{"type": "ref/resource", "uri": …}`), given what is typed so far."""
+        params: dict[str, Any] = {"ref": dict(ref), "argument": {"name": argument, "value": value}}
+        if context:
+            params["context"] = {"arguments": dict(context)}
+        result = self.request("completion/complete", params)
+        return CompletionResult.model_validate(result.get("completion") or {})
+
+    def set_roots(self, roots: Sequence[Root]) -> None:
+        """Change the folders this server may use and tell it (`notifications/roots/list_changed`)."""
+        self.features.roots = list(roots)
+        self.notify("notifications/roots/list_changed")
+
+    # --- tasks -------------------------------------------------------------------------
+
+    def start_tool_task(
+        self, name: str, arguments: dict[str, Any] | None = None, ttl_ms: int | None = None
+    ) -> McpTask:
+        """Start `name` as a task (`tools/call` with `task`); the server answers with the task at once."""
+        params: dict[str, Any] = {"name": name, "arguments": arguments or {}, "task": {}}
+        if ttl_ms is not None:
+            params["task"]["ttl"] = ttl_ms
+        return McpTask.model_validate(self.request("tools/call", params).get("task") or {})
+
+    def get_task(self, task_id: str) -> McpTask:
+        """Where the task stands (`tasks/get`)."""
+        return McpTask.model_validate(self.request("tasks/get", {"taskId": task_id}))
+
+    def task_result(
+        self, task_id: str, timeout: float | None = None, signal: AbortSignal | None = None
+    ) -> CallToolResult:
+        """The tool's result, waiting until the task ends (`tasks/result`)."""
+        result = self.request("tasks/result", {"taskId": task_id}, timeout=timeout, signal=signal)
+        return CallToolResult.from_wire(result)
+
+    def cancel_task(self, task_id: str) -> McpTask:
+        """Ask the server to stop the task (`tasks/cancel`)."""
+        return McpTask.model_validate(self.request("tasks/cancel", {"taskId": task_id}))
+
+    def list_tasks(self) -> list[McpTask]:
+        """The tasks the server keeps for this session (`tasks/list`)."""
+        return [McpTask.model_validate(raw) for raw in self._paginate("tasks/list", "tasks")]
 
     def set_logging_level(self, level: str) -> None:
         """Ask the server to send log messages at `level` and above (`notifications/message`)."""

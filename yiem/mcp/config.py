@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from yiem.mcp.client import McpClient
 from yiem.mcp.errors import McpConfigError
+from yiem.mcp.models import Root
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -28,6 +29,8 @@ class StdioServerConfig(BaseModel):
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
+    # Folders the server may work in (MCP roots), set by an admin; none by default.
+    roots: list[str] = Field(default_factory=list)
 
 
 class HttpServerConfig(BaseModel):
@@ -38,6 +41,7 @@ class HttpServerConfig(BaseModel):
     type: Literal["http", "streamable-http"] = "http"
     url: str
     headers: dict[str, str] = Field(default_factory=dict)
+    roots: list[str] = Field(default_factory=list)
 
     @field_validator("url")
     @classmethod
@@ -196,11 +200,24 @@ def resolve_server(
         raise McpConfigError(f"server {name!r}: {exc}") from None
 
 
+def entry_roots(entry: McpServerConfig) -> list[Root]:
+    """The entry's folders as MCP roots: absolute file:// URIs named by the folder."""
+    roots = []
+    for folder in entry.roots:
+        path = Path(os.path.expanduser(folder)).resolve()
+        roots.append(Root(uri=path.as_uri(), name=path.name or str(path)))
+    return roots
+
+
 def connect_server(
     name: str, entry: McpServerConfig, environ: Mapping[str, str] | None = None, **options: Any
 ) -> McpClient:
-    """Expand `entry` and open a session with it; `options` go to `McpClient`."""
+    """Expand `entry` and open a session with it; `options` go to `McpClient`.
+
+    Roots are always declared (the entry's folders, none by default) so they can change later.
+    """
     resolved = resolve_server(name, entry, environ)
+    options.setdefault("roots", entry_roots(resolved))
     if isinstance(resolved, StdioServerConfig):
         return McpClient.stdio(resolved.command, resolved.args, resolved.env, resolved.cwd, **options)
     return McpClient.http(resolved.url, resolved.headers, **options)

@@ -18,12 +18,23 @@ class McpModel(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
+class Icon(McpModel):
+    """An icon a server gives itself, a tool, a prompt or a resource (an https or data: URL)."""
+
+    src: str
+    mime_type: str | None = None
+    sizes: list[str] = Field(default_factory=list)
+    theme: str | None = None
+
+
 class ServerInfo(McpModel):
     """The server's `serverInfo` from the initialize reply."""
 
     name: str = ""
     version: str = ""
     title: str | None = None
+    website_url: str | None = None
+    icons: list[Icon] = Field(default_factory=list)
 
 
 class McpTool(McpModel):
@@ -36,6 +47,14 @@ class McpTool(McpModel):
     input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     output_schema: dict[str, Any] | None = None
     annotations: dict[str, Any] | None = None
+    execution: dict[str, Any] | None = None
+    icons: list[Icon] = Field(default_factory=list)
+
+    @property
+    def task_support(self) -> str:
+        """ "required", "optional" or "forbidden" (the default): whether it runs as a task."""
+        support = (self.execution or {}).get("taskSupport")
+        return support if support in ("required", "optional") else "forbidden"
 
     @property
     def display_name(self) -> str:
@@ -82,6 +101,18 @@ class McpResource(McpModel):
     description: str | None = None
     mime_type: str | None = None
     size: int | None = None
+    icons: list[Icon] = Field(default_factory=list)
+
+
+class McpResourceTemplate(McpModel):
+    """One resource template from `resources/templates/list`: a URI with `{variables}`."""
+
+    uri_template: str
+    name: str = ""
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    icons: list[Icon] = Field(default_factory=list)
 
 
 class ResourceLinkBlock(McpResource):
@@ -162,6 +193,7 @@ class McpPrompt(McpModel):
     title: str | None = None
     description: str | None = None
     arguments: list[PromptArgument] = Field(default_factory=list)
+    icons: list[Icon] = Field(default_factory=list)
 
 
 class PromptMessage(McpModel):
@@ -193,3 +225,74 @@ class McpNotification(McpModel):
 
     method: str
     params: dict[str, Any] = Field(default_factory=dict)
+
+
+class McpTask(McpModel):
+    """A task the server runs for a request (`tools/call` with `task`): its state and time to live."""
+
+    task_id: str
+    status: str
+    status_message: str | None = None
+    created_at: str | None = None
+    last_updated_at: str | None = None
+    ttl: int | None = None
+    poll_interval: int | None = None
+
+    @property
+    def finished(self) -> bool:
+        """Completed, failed or cancelled: the task will not change any more."""
+        return self.status in ("completed", "failed", "cancelled")
+
+
+class Root(McpModel):
+    """A folder the client lets a server work in (`roots/list`): a file:// URI and a name."""
+
+    uri: str
+    name: str | None = None
+
+
+class ElicitationRequest(McpModel):
+    """A server's question to the person (`elicitation/create`): a form (schema) or a URL to open."""
+
+    mode: Literal["form", "url"] = "form"
+    message: str = ""
+    requested_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    url: str | None = None
+    elicitation_id: str | None = None
+
+
+class ElicitationResult(McpModel):
+    """The person's answer: accept (with the form's content), decline or cancel."""
+
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | None = None
+
+
+class SamplingRequest(McpModel):
+    """A server asks the client's model for a reply (`sampling/createMessage`)."""
+
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    model_preferences: dict[str, Any] | None = None
+    system_prompt: str | None = None
+    include_context: str | None = None
+    temperature: float | None = None
+    max_tokens: int = 1000
+    stop_sequences: list[str] | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class SamplingResult(McpModel):
+    """The reply that goes back to the server: one message, the model that wrote it, why it stopped."""
+
+    role: Literal["assistant", "user"] = "assistant"
+    content: dict[str, Any]
+    model: str
+    stop_reason: str | None = None
+
+
+class CompletionResult(McpModel):
+    """Suggested values for one argument (`completion/complete`)."""
+
+    values: list[str] = Field(default_factory=list)
+    total: int | None = None
+    has_more: bool = False
