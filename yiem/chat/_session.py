@@ -60,8 +60,13 @@ class ChatSession:
         return self.conversation.id if self.conversation else None
 
     def open(self, conversation_id: str) -> None:
-        """Load a stored conversation (`ConversationNotFoundError` when it is gone)."""
+        """Load a stored conversation (`ConversationNotFoundError` when it is gone); a hidden one is shown in
+        the list from now on."""
         conversation = self.store.get(conversation_id)
+        if conversation.hidden:
+            # An experiment item's transcript joins Chat's list once someone opens it here.
+            self.store.reveal(conversation_id)
+            conversation = self.store.get(conversation_id)
         self.messages = self.store.load_messages(conversation_id)
         self.conversation = conversation
 

@@ -32,6 +32,14 @@ from yiem.experiments._runner import (
     run_experiment,
 )
 from yiem.experiments._stats import mcnemar_exact, percentile, wilson_interval
+from yiem.experiments._storage import (
+    ExperimentNotFoundError,
+    ExperimentRecord,
+    ExperimentStore,
+    RunRecord,
+    StoreRecorder,
+    resume_experiment,
+)
 from yiem.experiments._variant import CUSTOM_PROVIDER, Variant, VariantError
 from yiem.experiments.scorers import AnyScorer, ScorerError
 
@@ -45,18 +53,23 @@ __all__ = [
     "DatasetError",
     "DatasetItem",
     "ExperimentError",
+    "ExperimentNotFoundError",
+    "ExperimentRecord",
     "ExperimentResult",
+    "ExperimentStore",
     "ItemChange",
     "ItemOutcome",
     "Judge",
     "MemoryRecorder",
     "OutcomeKey",
     "Progress",
+    "RunRecord",
     "RunRecorder",
     "RunSpec",
     "RunStatus",
     "Score",
     "ScorerError",
+    "StoreRecorder",
     "TaskExecutor",
     "ThreadExecutor",
     "Variant",
@@ -67,6 +80,7 @@ __all__ = [
     "mean_score",
     "parse_verdict",
     "percentile",
+    "resume_experiment",
     "run_experiment",
     "run_item",
     "scorers",

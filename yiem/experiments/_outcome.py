@@ -26,6 +26,7 @@ class Score(BaseModel):
     # A model-graded rubric's own tokens and dollars, counted apart from the variant's.
     judge_usage: LlmUsage | None = None
     judge_cost: float | None = None
+    judge_model: str | None = None  # provider/model, for the judge's usage rows
 
 
 class ItemOutcome(BaseModel):

@@ -37,6 +37,7 @@ class RubricVerdict:
     ok: bool
     usage: LlmUsage
     cost: float | None
+    model: str = ""
 
 
 def judge_prompt(rubric: str, item: DatasetItem, output: str) -> str:
@@ -112,10 +113,11 @@ class Judge(BaseModel):
             if isinstance(event, AgentEndEvent):
                 added, error = event.messages, event.error_message
         reply, usage, cost, _turns = summarize_messages(added)
+        name = f"{model.provider}/{model.id}"
         if error:
-            return RubricVerdict(0.0, f"the judge failed: {error}", False, usage, cost)
+            return RubricVerdict(0.0, f"the judge failed: {error}", False, usage, cost, name)
         parsed = parse_verdict(reply)
         if parsed is None:
             said = " ".join(reply.split())[:80]
-            return RubricVerdict(0.0, f"the judge gave no score: {said!r}", False, usage, cost)
-        return RubricVerdict(parsed[0], parsed[1], True, usage, cost)
+            return RubricVerdict(0.0, f"the judge gave no score: {said!r}", False, usage, cost, name)
+        return RubricVerdict(parsed[0], parsed[1], True, usage, cost, name)

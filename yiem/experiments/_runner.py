@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from time import perf_counter
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -27,6 +27,9 @@ from yiem.experiments._results import ExperimentResult, RunStatus
 from yiem.experiments._variant import Variant
 from yiem.experiments.scorers import AnyScorer
 from yiem.types import AbortSignal, AgentTool
+
+if TYPE_CHECKING:
+    from yiem.experiments._storage import ExperimentStore
 
 DEFAULT_CONCURRENCY = 4
 RAY_ADDRESS_ENV = "YIEM_RAY_ADDRESS"
@@ -95,12 +98,18 @@ class RunRecorder(Protocol):
         """Keep one outcome; may return it with fields filled (e.g. its stored conversation)."""
         ...
 
+    def finish(self, status: RunStatus, stop_reason: str | None) -> None:
+        """The run ended (finished, stopped, over budget, or failed)."""
+        ...
+
 
 class MemoryRecorder:
     """Keeps outcomes in a list: runs from Python without a store."""
 
     def __init__(self, outcomes: Sequence[ItemOutcome] = ()) -> None:
         self.outcomes = list(outcomes)
+        self.status: RunStatus = "running"
+        self.stop_reason: str | None = None
 
     def finished(self) -> list[ItemOutcome]:
         return list(self.outcomes)
@@ -108,6 +117,9 @@ class MemoryRecorder:
     def record(self, outcome: ItemOutcome) -> ItemOutcome:
         self.outcomes.append(outcome)
         return outcome
+
+    def finish(self, status: RunStatus, stop_reason: str | None) -> None:
+        self.status, self.stop_reason = status, stop_reason
 
 
 class TaskExecutor(Protocol):
@@ -176,13 +188,15 @@ def run_experiment(
     recorder: RunRecorder | None = None,
     spec: RunSpec | None = None,
     executor: Literal["threads", "ray"] | TaskExecutor | None = None,
+    store: ExperimentStore | None = None,
 ) -> ExperimentResult:
     """Run every item of `dataset` under every variant `repeats` times, score it, and return the results.
 
     `concurrency` bounds items in flight per provider (an int for all, or `{"openai": 8, "*": 4}`).
     `signal.abort()` stops the run (items in flight are dropped and run again on resume); the run
     also stops once `budget_usd` is spent. Pass `spec` (e.g. a stored run's) instead of the first
-    arguments to resume it with `recorder`. With `YIEM_RAY_ADDRESS` set, items run as Ray tasks.
+    arguments to resume it with `recorder`. With `store`, the run and every item's transcript are
+    saved there (the Experiments page shows them). With `YIEM_RAY_ADDRESS` set, items run as Ray tasks.
     """
     if spec is None:
         if dataset is None:
@@ -198,6 +212,9 @@ def run_experiment(
             budget_usd=budget_usd,
         )
     check_spec(spec)
+    if store is not None and recorder is None:
+        store.create_run(spec)
+        recorder = store.recorder(spec.run_id)
     return _Run(spec, recorder or MemoryRecorder(), progress, signal, tools or {}, executor).run()
 
 
@@ -299,12 +316,17 @@ class _Run:
                     self._report(len(tasks), started, resumed, outcome)
                     if self._over_budget():
                         self.signal.abort(BUDGET_REASON)
+        except Exception as error:
+            self.recorder.finish("failed", str(error) or type(error).__name__)
+            raise
         finally:
             if executor is not None:
                 self.signal.abort("the run ended")  # in case an exception left tasks running
                 executor.close()
             self._unlink()
-        return self._result(tasks)
+        result = self._result(tasks)
+        self.recorder.finish(result.status, result.stop_reason)
+        return result
 
     def _result(self, tasks: list[tuple[DatasetItem, int, Variant]]) -> ExperimentResult:
         spec = self.spec

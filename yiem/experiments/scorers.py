@@ -295,6 +295,7 @@ class Rubric(_Scorer):
             reason=verdict.reason,
             judge_usage=verdict.usage,
             judge_cost=verdict.cost,
+            judge_model=verdict.model,
         )
 
 

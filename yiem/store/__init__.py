@@ -1,6 +1,7 @@
 """The store: conversations, messages and usage rows on SQLite or PostgreSQL, with migrations."""
 
 from yiem.store._demo_data import DAY_MS, generate, seed_demo
+from yiem.store._experiment_tables import experiment_outcomes, experiment_runs, experiments
 from yiem.store._store import (
     ERROR_STOP_REASON,
     SCHEMA_VERSION,
@@ -15,9 +16,11 @@ from yiem.store._store import (
     create_store_engine,
     current_schema_version,
     database_url,
+    messages,
     usage,
     usage_conversation_hourly,
     usage_hourly,
+    usage_row,
 )
 
 __all__ = [
@@ -35,9 +38,14 @@ __all__ = [
     "create_store_engine",
     "current_schema_version",
     "database_url",
+    "experiment_outcomes",
+    "experiment_runs",
+    "experiments",
     "generate",
+    "messages",
     "seed_demo",
     "usage",
     "usage_conversation_hourly",
     "usage_hourly",
+    "usage_row",
 ]

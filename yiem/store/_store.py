@@ -29,6 +29,7 @@ from sqlalchemy import (
     create_engine,
     delete,
     event,
+    false,
     func,
     insert,
     inspect,
@@ -58,6 +59,8 @@ conversations = Table(
     Column("system_prompt", Text, nullable=False, default=""),
     Column("created_ms", BigInteger, nullable=False),
     Column("updated_ms", BigInteger, nullable=False),
+    # An experiment item's transcript: kept out of Chat's list until someone opens it there.
+    Column("hidden", Boolean, nullable=False, default=False, server_default=false()),
     Index("ix_conversations_updated", "updated_ms"),
 )
 
@@ -115,7 +118,12 @@ usage = Table(
     Column("ttft_ms", Float, nullable=True),
     Column("stop_reason", Text, nullable=False, default=""),
     Column("error", Text, nullable=True),
+    # Set on the rows of experiment runs (the items' replies and the rubric judges'), so the
+    # Costs page can filter by experiment.
+    Column("experiment_id", String(36), nullable=True),
+    Column("run_id", String(36), nullable=True),
     Index("ix_usage_created", "created_ms"),
+    Index("ix_usage_experiment", "experiment_id", "run_id"),
     Index("ix_usage_conversation", "conversation_id"),
     # The Costs page reads a time range and groups it: this index holds every column it reads,
     # in time order, so SQLite answers from the index alone without visiting the table.
@@ -396,11 +404,32 @@ def _migrate_4_to_5(conn: Connection) -> None:
     _install_rollup(conn, usage_conversation_hourly)
 
 
+_ADDED_IN_6 = [("conversations", "hidden"), ("usage", "experiment_id"), ("usage", "run_id")]
+
+
+def _migrate_5_to_6(conn: Connection) -> None:
+    # Version 6 adds the experiments' tables (created by create_all after the steps), hidden
+    # conversations and usage rows tagged with an experiment and run. A database that replayed
+    # the earlier steps may have made usage with these columns already (the rollup steps create
+    # the table from today's metadata): add only what is missing.
+    existing = set(inspect(conn).get_table_names())
+    for table_name, column_name in _ADDED_IN_6:
+        if table_name not in existing:
+            continue
+        if column_name in {c["name"] for c in inspect(conn).get_columns(table_name)}:
+            continue
+        column = metadata.tables[table_name].c[column_name]
+        kind = column.type.compile(dialect=conn.dialect)
+        default = " NOT NULL DEFAULT false" if column_name == "hidden" else ""
+        conn.execute(text(f"ALTER TABLE {table_name} ADD COLUMN {column_name} {kind}{default}"))
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
     3: _migrate_3_to_4,
     4: _migrate_4_to_5,
+    5: _migrate_5_to_6,
 }
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 
@@ -530,6 +559,7 @@ class Conversation:
     system_prompt: str
     created: datetime
     updated: datetime
+    hidden: bool = False
 
 
 def _conversation(row: Any) -> Conversation:
@@ -541,6 +571,7 @@ def _conversation(row: Any) -> Conversation:
         system_prompt=row.system_prompt,
         created=_to_datetime(row.created_ms),
         updated=_to_datetime(row.updated_ms),
+        hidden=bool(row.hidden),
     )
 
 
@@ -591,13 +622,22 @@ class ConversationStore:
         return found is not None
 
     def list_conversations(self, search: str = "", limit: int = 200) -> list[Conversation]:
-        """Most recently updated first; `search` keeps titles that contain it (any case)."""
-        query = select(conversations).order_by(conversations.c.updated_ms.desc()).limit(limit)
+        """Most recently updated first, hidden ones left out; `search` keeps titles that contain it."""
+        query = (
+            select(conversations)
+            .where(conversations.c.hidden == false())
+            .order_by(conversations.c.updated_ms.desc())
+            .limit(limit)
+        )
         if search.strip():
             pattern = f"%{_escape_like(search.strip().lower())}%"
             query = query.where(func.lower(conversations.c.title).like(pattern, escape="\\"))
         with self.engine.connect() as conn:
             return [_conversation(row) for row in conn.execute(query)]
+
+    def reveal(self, conversation_id: str) -> None:
+        """Put a hidden conversation (an experiment item's transcript) in Chat's list, at the top."""
+        self._update(conversation_id, hidden=False)
 
     def rename(self, conversation_id: str, title: str) -> None:
         """Set the title."""

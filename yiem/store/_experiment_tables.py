@@ -1,0 +1,68 @@
+"""The experiments' tables (schema version 6): experiments, their runs, and each item's outcome.
+
+An item's transcript is a hidden conversation (conversations.hidden) and its replies' usage rows
+carry the experiment and run ids; yiem.experiments reads and writes these tables.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+)
+
+from yiem.store._store import metadata
+
+# The experiment as last edited in the page: dataset, variants, scorers, settings (JSON).
+experiments = Table(
+    "experiments",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("name", Text, nullable=False, default=""),
+    Column("data", Text, nullable=False, default="{}"),
+    Column("created_ms", BigInteger, nullable=False),
+    Column("updated_ms", BigInteger, nullable=False),
+    Index("ix_experiments_updated", "updated_ms"),
+)
+
+# One run: the spec it ran (the dataset frozen in it, so later edits never change a past run).
+experiment_runs = Table(
+    "experiment_runs",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("experiment_id", String(36), ForeignKey("experiments.id", ondelete="CASCADE"), nullable=False),
+    Column("status", Text, nullable=False, default="running"),
+    Column("stop_reason", Text, nullable=True),
+    Column("spec", Text, nullable=False),
+    Column("dataset_version", Text, nullable=False, default=""),
+    Column("total", Integer, nullable=False, default=0),
+    Column("created_ms", BigInteger, nullable=False),
+    Column("updated_ms", BigInteger, nullable=False),
+    Index("ix_experiment_runs_experiment", "experiment_id", "created_ms"),
+)
+
+# One finished (item, variant, repeat): its scores and figures as JSON, its transcript by id.
+experiment_outcomes = Table(
+    "experiment_outcomes",
+    metadata,
+    Column("run_id", String(36), ForeignKey("experiment_runs.id", ondelete="CASCADE"), nullable=False),
+    Column("item_id", Text, nullable=False),
+    Column("variant", Text, nullable=False),
+    Column("repeat", Integer, nullable=False),
+    Column("conversation_id", String(36), nullable=True),
+    Column("passed", Boolean, nullable=False),
+    Column("cost", Float, nullable=True),
+    Column("latency_ms", Float, nullable=False),
+    Column("data", Text, nullable=False),
+    Column("created_ms", BigInteger, nullable=False),
+    PrimaryKeyConstraint("run_id", "item_id", "variant", "repeat"),
+)
