@@ -49,6 +49,20 @@ def test_a_call_records_the_raw_exchange_and_its_duration(everything: McpClient)
     assert record.duration_ms is not None and record.duration_ms > 0
 
 
+def test_a_tool_that_requires_a_task_runs_as_one_with_its_status(everything: McpClient) -> None:
+    """Issue 16: simulate-research-query (taskSupport "required") failed with -32601 on the Tools page."""
+    everything.list_tools()
+    run = ToolCallRun(everything, "everything", "simulate-research-query", {"topic": "tides"}).start()
+    seen: set[str] = set()
+    while not run.wait(0.05):
+        if run.progress is not None and run.progress.message:
+            seen.add(run.progress.message)
+    record = run.record
+    assert record.status is CallStatus.DONE, record.error
+    assert record.result is not None and "Research Report: tides" in record.result.text
+    assert any("Gathering sources" in message for message in seen)
+
+
 def test_progress_arrives_while_the_call_runs_over_http(everything_http_url: str) -> None:
     """SP-010 over Streamable HTTP: progress notifications reach the running call before its result."""
     with McpClient.http(everything_http_url) as client:
@@ -153,16 +167,18 @@ def test_describe_error_adds_a_stderr_tail_the_message_lacks() -> None:
     assert describe_error(ValueError("plain")) == "plain"
 
 
-def test_badges_show_only_hints_the_tool_states() -> None:
+def test_badges_show_every_hint_the_tool_states() -> None:
+    """Issue 16: destructive and idempotent were hidden on read-only tools; now each stated hint shows."""
     assert annotation_badges(None) == []
     assert annotation_badges({"readOnlyHint": True, "destructiveHint": True, "openWorldHint": False}) == [
-        "read-only"
-    ]
-    assert annotation_badges({"destructiveHint": True, "idempotentHint": True, "openWorldHint": True}) == [
+        "read-only",
         "destructive",
-        "idempotent",
-        "open-world",
+        "closed-world",
     ]
+    assert annotation_badges(
+        {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": True}
+    ) == ["changes things", "not destructive", "idempotent", "open-world"]
+    assert annotation_badges({"idempotentHint": False, "title": "x"}) == ["not idempotent"]
 
 
 def test_chat_tool_name_follows_the_registry_prefix_on_a_clash(everything: McpClient) -> None:

@@ -36,6 +36,14 @@ from yiem.explorer._server_entries import (
     stdio_policy,
 )
 from yiem.explorer._server_events import ServerEvents, notification_words
+from yiem.explorer._server_questions import (
+    ServerQuestion,
+    ServerQuestions,
+    model_hints,
+    sample_reply,
+    sampling_messages,
+    sampling_result,
+)
 
 __all__ = [
     "CallRecord",
@@ -48,6 +56,8 @@ __all__ = [
     "SchemaFormError",
     "ServerEvents",
     "ServerFormError",
+    "ServerQuestion",
+    "ServerQuestions",
     "StdioPolicy",
     "ToolCallRun",
     "ToolForm",
@@ -61,12 +71,16 @@ __all__ = [
     "format_raw_json",
     "history_json",
     "http_entry",
+    "model_hints",
     "notification_words",
     "parse_raw_json",
     "ping_ms",
     "progress_fraction",
     "progress_words",
     "prompt_input_schema",
+    "sample_reply",
+    "sampling_messages",
+    "sampling_result",
     "stdio_entry",
     "stdio_policy",
 ]

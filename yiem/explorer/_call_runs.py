@@ -87,9 +87,10 @@ class ToolCallRun:
         status = CallStatus.DONE
         try:
             # The raw request keeps the reply exactly as the server sent it, for the raw view.
-            response = self._client.request(
-                "tools/call",
-                self._record.request["params"],
+            params = self._record.request["params"]
+            response = self._client.call_tool_raw(
+                params["name"],
+                params["arguments"],
                 timeout=self._timeout,
                 on_progress=self._on_progress,
                 signal=self._signal,
@@ -218,19 +219,22 @@ def prompt_input_schema(prompt: McpPrompt) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": required}
 
 
+_HINT_WORDS = {
+    "readOnlyHint": ("read-only", "changes things"),
+    "destructiveHint": ("destructive", "not destructive"),
+    "idempotentHint": ("idempotent", "not idempotent"),
+    "openWorldHint": ("open-world", "closed-world"),
+}
+
+
 def annotation_badges(annotations: Mapping[str, Any] | None) -> list[str]:
-    """Badges for the hints a tool states outright (MCP `ToolAnnotations`); unstated hints get none."""
+    """A badge for each hint a tool states outright (MCP `ToolAnnotations`), true or false."""
     hints = annotations or {}
     badges = []
-    if hints.get("readOnlyHint") is True:
-        badges.append("read-only")
-    # Destructive and idempotent only mean something for tools that change things.
-    if hints.get("destructiveHint") is True and hints.get("readOnlyHint") is not True:
-        badges.append("destructive")
-    if hints.get("idempotentHint") is True and hints.get("readOnlyHint") is not True:
-        badges.append("idempotent")
-    if hints.get("openWorldHint") is True:
-        badges.append("open-world")
+    for hint, (if_true, if_false) in _HINT_WORDS.items():
+        value = hints.get(hint)
+        if isinstance(value, bool):
+            badges.append(if_true if value else if_false)
     return badges
 
 

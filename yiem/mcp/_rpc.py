@@ -93,6 +93,9 @@ class RpcDispatcher:
         self._handled_seq = 0
         self._handled = threading.Condition()
         self._dispatcher: threading.Thread | None = None
+        # Server requests being answered: while one waits (on a person), ours are not idle.
+        self._serving = 0
+        self._last_served = 0.0
 
     @property
     def label(self) -> str:
@@ -165,6 +168,9 @@ class RpcDispatcher:
         started = time.monotonic()
         while not pending.done.is_set():
             now = time.monotonic()
+            # While the server waits on our answer (a question to the person) it is not silent.
+            served = now if self._serving else self._last_served
+            pending.last_activity = max(pending.last_activity, served)
             deadline = min(pending.last_activity + idle, started + cap)
             if now >= deadline:
                 limit = f"its time limit of {cap:g} s" if deadline == started + cap else f"{idle:g} s"
@@ -175,7 +181,7 @@ class RpcDispatcher:
                 )
                 self._send_cancel(request_id, f"timed out after {now - started:.1f} s")
                 return
-            pending.done.wait(deadline - now)
+            pending.done.wait(min(deadline - now, 1.0) if self._serving else deadline - now)
 
     def cancel(self, request_id: RequestId, reason: str | None = None) -> None:
         """Stop waiting for `request_id` and tell the server (`notifications/cancelled`)."""
@@ -335,6 +341,8 @@ class RpcDispatcher:
         if handler is None:
             reply["error"] = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"}
         else:
+            with self._lock:
+                self._serving += 1
             try:
                 params = message.get("params")
                 reply["result"] = handler(params if isinstance(params, dict) else {})
@@ -343,6 +351,10 @@ class RpcDispatcher:
             except Exception as exc:
                 logger.exception("the handler for %s failed", method)
                 reply["error"] = {"code": INTERNAL_ERROR, "message": f"{method} failed: {exc}"}
+            finally:
+                with self._lock:
+                    self._serving -= 1
+                    self._last_served = time.monotonic()
         try:
             self.send(reply)
         except McpError as exc:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from yiem.mcp._rpc import ProgressCallback
 from yiem.mcp.errors import McpError
-from yiem.mcp.models import CallToolResult, McpProgress, McpTask
+from yiem.mcp.models import McpProgress, McpTask
 from yiem.types import AbortSignal
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ def run_tool_task(
     timeout: float | None,
     on_progress: ProgressCallback | None,
     signal: AbortSignal | None,
-) -> CallToolResult:
+) -> dict[str, Any]:
     """`tools/call` as a task, then `tasks/result`; the status is polled and reported as progress.
 
     `tasks/result` is what carries the server's questions (elicitation) while the task needs input,
@@ -44,7 +44,8 @@ def run_tool_task(
     # A task may run for its whole time to live; the server stays silent while it does.
     wait = max(timeout or client.timeout, (task.ttl or 0) / 1000)
     try:
-        return client.task_result(task.task_id, timeout=wait, signal=signal)
+        result = client.request("tasks/result", {"taskId": task.task_id}, timeout=wait, signal=signal)
+        return {key: value for key, value in result.items() if key != "_meta"}
     finally:
         stop.set()
         if unsubscribe is not None:

@@ -275,16 +275,26 @@ class McpClient:
 
         A tool `list_tools` said requires a task runs as one; its status messages come as progress.
         """
+        return CallToolResult.from_wire(self.call_tool_raw(name, arguments, timeout, on_progress, signal))
+
+    def call_tool_raw(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        signal: AbortSignal | None = None,
+    ) -> dict[str, Any]:
+        """`call_tool`, the result as the server sent it (for a raw view)."""
         if self._task_support.get(name) == "required":
             return run_tool_task(self, name, arguments or {}, timeout, on_progress, signal)
-        result = self.request(
+        return self.request(
             "tools/call",
             {"name": name, "arguments": arguments or {}},
             timeout=timeout,
             on_progress=on_progress,
             signal=signal,
         )
-        return CallToolResult.from_wire(result)
 
     def list_resources(self) -> list[McpResource]:
         """Every resource, following `nextCursor` to the end."""
