@@ -17,8 +17,9 @@ from typing import Any
 import streamlit as st
 from sqlalchemy.engine import Engine
 
-from yiem.chat import ChatSession, ChatSettings, default_settings
+from yiem.chat import ChatSession, ChatSettings, default_settings, register_server_secrets
 from yiem.mcp import McpClient, McpConfigError, McpError, connect_server, load_mcp_config
+from yiem.redaction import install_log_redaction, redact
 from yiem.store import ConversationStore, create_store_engine, database_url
 from yiem.tool_registry import ToolRegistry
 
@@ -44,6 +45,10 @@ def secret(name: str) -> str:
 def ensure_session() -> None:
     """Create whatever this session lacks; cheap when everything is there already."""
     state: Any = st.session_state
+    if "settings" not in state:
+        # Before anything is stored, logged or shown: every secret the server holds is masked.
+        install_log_redaction()
+        register_server_secrets(secret)
     if "store" not in state:
         state["store"] = ConversationStore(store_engine(database_url()))
     if "chat" not in state:
@@ -88,21 +93,29 @@ def connect_mcp_servers() -> tuple[ToolRegistry, dict[str, McpClient], dict[str,
     try:
         config = load_mcp_config(mcp_config_path())
     except McpConfigError as error:
-        return registry, clients, {str(mcp_config_path()): str(error)}
+        return registry, clients, {str(mcp_config_path()): redact(str(error))}
     for name, entry in config.servers.items():
         try:
             client = connect_server(name, entry)
         except (McpConfigError, McpError, OSError) as error:
-            errors[name] = str(error)
+            errors[name] = redact(str(error))
             continue
         try:
             registry.add_mcp_server(name, client)
         except (McpError, ValueError) as error:
-            errors[name] = str(error)
+            errors[name] = redact(str(error))
             client.close()
             continue
         clients[name] = client
     return registry, clients, errors
+
+
+def may_change_mcp_config() -> bool:
+    """Whether this session may write mcp.json, which every later session starts from.
+
+    Sign-in does not exist yet, so the one person of `make run` may. Hook for sign-in (issue 11):
+    once it lands, this answers "is the signed-in user an admin"."""
+    return True
 
 
 def settings() -> ChatSettings:

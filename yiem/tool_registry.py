@@ -25,6 +25,7 @@ from yiem.mcp.models import (
     ResourceLinkBlock,
     TextBlock,
 )
+from yiem.redaction import redact
 from yiem.types import AbortSignal, AgentTool, ImageContent, MessageContent, TextContent, ToolOutput
 
 logger = logging.getLogger(__name__)
@@ -68,7 +69,8 @@ def mcp_content_to_message(blocks: list[ContentBlock]) -> list[MessageContent]:
                 content.append(TextContent(text=f"[binary resource {resource.uri}{kind}, {size} bytes]"))
         else:
             content.append(TextContent(text=json.dumps(block.to_wire(), ensure_ascii=False)))
-    return content
+    # A server that echoes a header it was sent (a token) must not put it in the chat.
+    return [TextContent(text=redact(b.text)) if isinstance(b, TextContent) else b for b in content]
 
 
 def mcp_result_to_output(result: CallToolResult, server: str, tool: str) -> ToolOutput:

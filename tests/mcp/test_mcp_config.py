@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,11 +15,14 @@ from yiem.mcp import (
     McpConfigError,
     StdioServerConfig,
     connect_server,
+    literal_entry,
     load_mcp_config,
     parse_mcp_config,
+    parse_server_entry,
     resolve_server,
     save_mcp_config,
 )
+from yiem.mcp.config import expand_vars
 
 CLAUDE_DESKTOP = {
     "mcpServers": {
@@ -183,3 +187,14 @@ def test_roots_from_mcp_json_reach_the_server(tmp_path: Path, everything_stdio: 
         assert "no roots are currently configured" in client.call_tool("get-roots-list").text
     save_mcp_config(config_file, config)
     assert json.loads(config_file.read_text())["mcpServers"]["with"]["roots"] == [str(reports)]
+
+
+def test_an_escaped_variable_stays_literal_and_a_typed_entry_saves_escaped(tmp_path: Path) -> None:
+    assert expand_vars("$${HOME} and ${HOME}", "f", {"HOME": "/h"}) == "${HOME} and /h"
+    typed = parse_server_entry("t", {"url": "http://x/${TOKEN}", "headers": {"A": "$${B} ${C}"}})
+    path = tmp_path / "mcp.json"
+    save_mcp_config(path, McpConfig(servers={"t": literal_entry(typed)}))
+    resolved: Any = resolve_server(
+        "t", load_mcp_config(path).servers["t"], {"TOKEN": "x", "B": "y", "C": "z"}
+    )
+    assert resolved.url == "http://x/${TOKEN}" and resolved.headers == {"A": "$${B} ${C}"}

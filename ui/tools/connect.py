@@ -30,10 +30,12 @@ from yiem.mcp import (
     McpServerConfig,
     McpTool,
     connect_server,
+    literal_entry,
     load_mcp_config,
     parse_server_entry,
     save_mcp_config,
 )
+from yiem.redaction import redact_data
 from yiem.tool_registry import ToolRegistry
 
 SERVER_KEY = "tools-server"
@@ -43,6 +45,7 @@ _PINGS = "tools-pings"
 TOOL_LISTS = "tools-lists"
 _SAVE_PROBLEM = "tools-save-problem"
 _EVENTS = "tools-events"
+_CHOOSE_NEXT = "tools-server-next"  # chosen on the next run: the selectbox may already be drawn in this one
 
 
 def config_path() -> Path:
@@ -76,11 +79,13 @@ def current_policy(config: McpConfig) -> StdioPolicy:
     return stdio_policy(st.get_option("server.address"), config.allow_stdio_from_ui)
 
 
-def connect(name: str, entry: McpServerConfig) -> bool:
-    """Open the server, register its tools; a failure is kept in words to show next to the server."""
+def connect(name: str, entry: McpServerConfig, *, typed: bool = False) -> bool:
+    """Open the server, register its tools; a failure is kept in words to show next to the server.
+
+    A `typed` entry (added in the browser) is used literally: `${…}` is expanded only in mcp.json."""
     errors: dict[str, str] = st.session_state.setdefault(_CONNECT_ERRORS, {})
     try:
-        client = connect_server(name, entry)
+        client = connect_server(name, entry, expand=not typed)
     except (McpError, McpConfigError, OSError) as error:
         errors[name] = describe_error(error)
         return False
@@ -153,6 +158,8 @@ def draw_connection_panel() -> str | None:
     names = list(dict.fromkeys([*known, *clients()]))
     policy = current_policy(config)
 
+    if _CHOOSE_NEXT in st.session_state:
+        st.session_state[SERVER_KEY] = st.session_state.pop(_CHOOSE_NEXT)
     if not names:
         st.info(f"No MCP servers yet: add one below, or list them in `{config_path()}`.")
     else:
@@ -171,7 +178,7 @@ def draw_connection_panel() -> str | None:
                 entry = known[chosen]
                 if st.button("Connect", type="primary", icon=":material/power:", key="tools-connect"):
                     with st.spinner(f"Starting {chosen}…"):
-                        connect(chosen, entry)
+                        connect(chosen, entry, typed=chosen in added)
                     st.rerun()
         if chosen in known and chosen not in clients():
             st.caption(f"`{entry_summary(known[chosen].model_dump())}`")
@@ -228,7 +235,14 @@ def _draw_add_server(config: McpConfig, known: dict[str, Any], policy: StdioPoli
                 placeholder="Authorization: Bearer …  (one a line)",
                 height=68,
             )
-        save = st.checkbox(f"Save to {config_path()}", key="tools-add-save", value=False)
+        may_save = bootstrap.may_change_mcp_config()
+        save = st.checkbox(
+            f"Save to {config_path()}",
+            key="tools-add-save",
+            value=False,
+            disabled=not may_save,
+            help=None if may_save else "Only an admin may save servers to mcp.json.",
+        )
         if st.button("Add and connect", key="tools-add-connect", disabled=stdio and not policy.allowed):
             _add_server(name, stdio, save, known)
 
@@ -258,18 +272,24 @@ def _add_server(name: str, stdio: bool, save: bool, known: dict[str, Any]) -> No
     session[_ADDED][name] = entry
     if save:
         session[_SAVE_PROBLEM] = _save(name, entry)
-    session[SERVER_KEY] = name
+    session[_CHOOSE_NEXT] = name
     with st.spinner(f"Connecting to {name}…"):
-        connect(name, entry)
+        connect(name, entry, typed=True)
     st.rerun()
 
 
 def _save(name: str, entry: McpServerConfig) -> str | None:
-    """Add the entry to mcp.json; why not, in words. A file that does not read is never overwritten."""
+    """Add the entry to mcp.json; why not, in words. A file that does not read is never overwritten.
+
+    The entry is saved to mean exactly what was typed (`${` escaped, so it is never filled from the
+    server's environment later), with any secret the server knows masked."""
+    if not bootstrap.may_change_mcp_config():
+        return "The server was not saved: only an admin may change mcp.json."
     config, problem = _load_config()
     if problem:
         return f"The server was not saved: {problem}"
-    config.servers[name] = entry
+    masked = redact_data(literal_entry(entry).model_dump(mode="json", exclude_defaults=True))
+    config.servers[name] = parse_server_entry(name, {**masked, "type": entry.type}, "the form")
     try:
         save_mcp_config(config_path(), config)
     except OSError as error:

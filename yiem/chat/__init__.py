@@ -21,6 +21,7 @@ from yiem.chat._settings import (
     connect,
     default_settings,
     key_status,
+    register_server_secrets,
     secrets_file_value,
 )
 from yiem.chat._transcript import Transcript, TranscriptError, export_json, export_markdown, import_json
@@ -46,6 +47,7 @@ __all__ = [
     "export_markdown",
     "import_json",
     "key_status",
+    "register_server_secrets",
     "reply_caption",
     "secrets_file_value",
     "title_from",

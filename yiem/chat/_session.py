@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from yiem.chat._transcript import Transcript
 from yiem.events import AgentEvent, MessageEndEvent
+from yiem.redaction import redact
 from yiem.store import Conversation, ConversationStore
 from yiem.types import (
     AgentMessage,
@@ -35,10 +36,11 @@ def title_from(text: str) -> str:
 
 
 def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
-    """The user's prompt as a message: its text and any attached images."""
+    """The user's prompt as a message: its text (any secret the server knows masked: it is shown, stored
+    and sent to the model) and any attached images."""
     content: list[TextContent | ImageContent] = []
     if text:
-        content.append(TextContent(text=text))
+        content.append(TextContent(text=redact(text)))
     content.extend(images)
     return UserMessage(content=list(content))
 

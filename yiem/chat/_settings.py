@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field
 
 from yiem.llm import LlmClient
+from yiem.redaction import add_secrets
 from yiem.types import LlmModel
 
 if TYPE_CHECKING:
@@ -67,6 +68,32 @@ def secrets_file_value(name: str, root: Path | None = None) -> str:
 def configured_secret(name: str) -> str:
     """A key from the environment, else from `.streamlit/secrets.toml`."""
     return os.environ.get(name, "") or secrets_file_value(name)
+
+
+def register_server_secrets(
+    secret: Callable[[str], str] = configured_secret, root: Path | None = None
+) -> None:
+    """Mask every secret the server holds from now on: each provider's key, and every value of
+    `.streamlit/secrets.toml` (sign-in secrets included)."""
+    from yiem.providers.presets import PRESETS
+
+    add_secrets(*(secret(preset.api_key_env) for preset in PRESETS.values() if preset.api_key_env))
+    for folder in (root or Path.cwd(), Path.home()):
+        try:
+            data = tomllib.loads((folder / ".streamlit" / "secrets.toml").read_text())
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+        add_secrets(*_strings(data))
+
+
+def _strings(data: object) -> list[str]:
+    if isinstance(data, str):
+        return [data]
+    if isinstance(data, dict):
+        return [text for value in data.values() for text in _strings(value)]
+    if isinstance(data, list):
+        return [text for value in data for text in _strings(value)]
+    return []
 
 
 def default_settings(secret: Callable[[str], str] = configured_secret) -> ChatSettings:
@@ -144,6 +171,7 @@ def connect(
     if settings.provider == LOCAL:
         _, model = local_model()
         return client_for_model(model, quote_bodies=True), model
+    register_server_secrets(secret)
     if not settings.model_id:
         raise ConnectionSettingsError("Choose a model in Settings.")
     preset = PRESETS.get(settings.provider)

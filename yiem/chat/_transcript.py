@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
+from yiem.redaction import redact
 from yiem.types import (
     AgentMessage,
     AssistantMessage,
@@ -48,7 +49,7 @@ def export_json(transcript: Transcript) -> str:
     """The transcript as indented JSON with the spec's camelCase field names."""
     body = transcript.model_dump(mode="json", by_alias=True, exclude={"messages"})
     body["messages"] = [message.to_json_dict() for message in transcript.messages]
-    return json.dumps(body, indent=2, ensure_ascii=False)
+    return redact(json.dumps(body, indent=2, ensure_ascii=False))
 
 
 def import_json(text: str | bytes) -> Transcript:
@@ -118,4 +119,4 @@ def export_markdown(transcript: Transcript) -> str:
             lines += [f"### Tool {status}: `{message.tool_name}`", ""]
             lines += _blocks_markdown(message.content)
         lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
+    return redact("\n".join(lines).rstrip() + "\n")

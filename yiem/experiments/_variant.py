@@ -82,18 +82,15 @@ class Variant(BaseModel):
         """The client and model to run; `VariantError` says what to change when that fails."""
         if self.llm is not None:
             return self.llm, self.model or LlmModel(id=self.name, provider=CUSTOM_PROVIDER)
-        from yiem.chat import ChatSettings, ConnectionSettingsError, connect, secrets_file_value
-        from yiem.providers import PRESETS
+        from yiem.chat import ChatSettings, ConnectionSettingsError, connect
 
-        key = self.api_key
-        preset = PRESETS.get(self.provider)
-        if not key and preset is not None and preset.api_key_env:
-            key = secrets_file_value(preset.api_key_env)  # the environment is read by the preset itself
+        # Only a key given with the variant goes in the settings: `connect` looks up the server's own
+        # key (environment, secrets.toml) and sends it only to the base URL it was configured for.
         settings = ChatSettings(
             provider=self.provider or "local",
             base_url=self.base_url,
             model_id=self.model_id,
-            api_key=key,
+            api_key=self.api_key,
         )
         try:
             return connect(settings)

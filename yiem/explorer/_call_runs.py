@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from yiem.mcp import CallToolResult, McpClient, McpError, McpProgress, McpPrompt
 from yiem.mcp.errors import McpCancelledError
+from yiem.redaction import redact, redact_data
 from yiem.tool_registry import ToolRegistry
 from yiem.types import AbortSignal, utc_now
 
@@ -189,12 +190,13 @@ def describe_error(error: BaseException) -> str:
     stderr = data.get("stderr") if isinstance(data, dict) else None
     if isinstance(stderr, str) and stderr.strip() and stderr.strip() not in text:
         text = f"{text}\n\nThe server's last words (stderr):\n{stderr.strip()}"
-    return text
+    return redact(text)
 
 
 def history_json(records: Sequence[CallRecord]) -> str:
     """The call history as a JSON document a person can keep or share."""
-    return json.dumps([record.model_dump(mode="json") for record in records], indent=2, ensure_ascii=False)
+    data = [redact_data(record.model_dump(mode="json")) for record in records]
+    return json.dumps(data, indent=2, ensure_ascii=False)
 
 
 def ping_ms(client: McpClient, timeout: float = 10.0) -> float:

@@ -15,8 +15,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from yiem.mcp.client import McpClient
 from yiem.mcp.errors import McpConfigError
 from yiem.mcp.models import Root
+from yiem.redaction import add_secrets, header_secrets
 
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+# `${VAR}` or `${VAR:-default}`; `$${...}` is a literal `${...}` (how a value typed in the browser is saved).
+_VAR = re.compile(r"\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+# Literal header values under these names are secrets too (an operator may write a token in mcp.json).
+_SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie|session|password", re.IGNORECASE)
 
 
 class StdioServerConfig(BaseModel):
@@ -154,12 +158,17 @@ def save_mcp_config(path: str | Path, config: McpConfig) -> None:
         raise
 
 
-def expand_vars(value: str, field: str, environ: Mapping[str, str]) -> str:
-    """`${VAR}` and `${VAR:-default}` from `environ`; an unset variable without default is an error."""
+def expand_vars(value: str, field: str, environ: Mapping[str, str], *, secret: bool = False) -> str:
+    """`${VAR}` and `${VAR:-default}` from `environ`; an unset variable without default is an error.
+    `$${...}` stays a literal `${...}`. With `secret`, values taken from `environ` are masked from now on."""
 
     def replace(match: re.Match[str]) -> str:
-        name, default = match.group(1), match.group(2)
+        escaped, name, default = match.group(1), match.group(2), match.group(3)
+        if escaped:
+            return match.group(0)[1:]
         if name in environ:
+            if secret:
+                add_secrets(*header_secrets(environ[name]))
             return environ[name]
         if default is not None:
             return default
@@ -173,7 +182,10 @@ def expand_vars(value: str, field: str, environ: Mapping[str, str]) -> str:
 def resolve_server(
     name: str, entry: McpServerConfig, environ: Mapping[str, str] | None = None
 ) -> McpServerConfig:
-    """A copy of `entry` with every `${VAR}` expanded; errors name the entry and field."""
+    """A copy of `entry` with every `${VAR}` expanded; errors name the entry and field.
+
+    Values from the environment in a URL, header or `env`, and literal values of headers that carry
+    credentials, are registered as secrets, so they are masked wherever text is stored or shown."""
     env = os.environ if environ is None else environ
     try:
         if isinstance(entry, StdioServerConfig):
@@ -181,21 +193,24 @@ def resolve_server(
                 update={
                     "command": expand_vars(entry.command, "command", env),
                     "args": [expand_vars(arg, f"args[{i}]", env) for i, arg in enumerate(entry.args)],
-                    "env": {key: expand_vars(value, f"env.{key}", env) for key, value in entry.env.items()},
+                    "env": {
+                        key: expand_vars(value, f"env.{key}", env, secret=True)
+                        for key, value in entry.env.items()
+                    },
                     "cwd": expand_vars(entry.cwd, "cwd", env) if entry.cwd else None,
                 }
             )
-        url = expand_vars(entry.url, "url", env)
+        url = expand_vars(entry.url, "url", env, secret=True)
         if not url.startswith(("http://", "https://")):
             raise McpConfigError(f"field 'url' must start with http:// or https:// (got {url!r})")
-        return entry.model_copy(
-            update={
-                "url": url,
-                "headers": {
-                    key: expand_vars(value, f"headers.{key}", env) for key, value in entry.headers.items()
-                },
-            }
-        )
+        headers = {
+            key: expand_vars(value, f"headers.{key}", env, secret=True)
+            for key, value in entry.headers.items()
+        }
+        for key, value in headers.items():
+            if _SECRET_HEADER.search(key):
+                add_secrets(*header_secrets(value))
+        return entry.model_copy(update={"url": url, "headers": headers})
     except McpConfigError as exc:
         raise McpConfigError(f"server {name!r}: {exc}") from None
 
@@ -209,14 +224,41 @@ def entry_roots(entry: McpServerConfig) -> list[Root]:
     return roots
 
 
+def literal_entry(entry: McpServerConfig) -> McpServerConfig:
+    """`entry` as mcp.json must hold it to mean exactly what was typed: each `${` written `$${`, so
+    nothing typed in the browser is ever filled from the server's environment."""
+
+    def escape(value: str) -> str:
+        return value.replace("${", "$${")
+
+    if isinstance(entry, StdioServerConfig):
+        return entry.model_copy(
+            update={
+                "command": escape(entry.command),
+                "args": [escape(arg) for arg in entry.args],
+                "env": {key: escape(value) for key, value in entry.env.items()},
+                "cwd": escape(entry.cwd) if entry.cwd else None,
+            }
+        )
+    return entry.model_copy(
+        update={"url": escape(entry.url), "headers": {k: escape(v) for k, v in entry.headers.items()}}
+    )
+
+
 def connect_server(
-    name: str, entry: McpServerConfig, environ: Mapping[str, str] | None = None, **options: Any
+    name: str,
+    entry: McpServerConfig,
+    environ: Mapping[str, str] | None = None,
+    *,
+    expand: bool = True,
+    **options: Any,
 ) -> McpClient:
     """Expand `entry` and open a session with it; `options` go to `McpClient`.
 
     Roots are always declared (the entry's folders, none by default) so they can change later.
-    """
-    resolved = resolve_server(name, entry, environ)
+    `expand=False` for an entry typed in the browser: it is used exactly as typed, `${…}` included
+    (expansion is for mcp.json as the operator wrote it)."""
+    resolved = resolve_server(name, entry, environ) if expand else entry
     options.setdefault("roots", entry_roots(resolved))
     if isinstance(resolved, StdioServerConfig):
         return McpClient.stdio(resolved.command, resolved.args, resolved.env, resolved.cwd, **options)

@@ -14,10 +14,11 @@ from typing import Any, Self
 import httpx
 from httpx_sse import EventSource, ServerSentEvent, SSEError
 
-from yiem.llm import GenerationOptions, StreamEvent, StreamStart
+from yiem.llm import GenerationOptions, StreamDone, StreamEvent, StreamStart
 from yiem.providers._abortable import AbortableClient
 from yiem.providers._message_builder import MessageBuilder
 from yiem.providers._retry import RetryPolicy
+from yiem.redaction import header_secrets, redact
 from yiem.types import AbortSignal, AgentContext, AnyAssistantMessage, Api, LlmModel
 
 logger = logging.getLogger(__name__)
@@ -165,7 +166,9 @@ class HttpLlmClient(ABC):
             for event in self._stream(
                 model, context, signal or AbortSignal(), options or GenerationOptions(), builder
             ):
-                done = done or event.type == "done"
+                if event.type == "done":
+                    done = True
+                    event = self._redacted(event)
                 yield event
         except GeneratorExit:
             raise
@@ -175,7 +178,8 @@ class HttpLlmClient(ABC):
                 logger.exception("error after the final message from %s", self._where(model))
                 return
             # A bug or a surprise must still end the stream with a message a user can read.
-            yield builder.finish(error=f"Unexpected error while talking to {self._where(model)}: {error!r}")
+            failure = f"Unexpected error while talking to {self._where(model)}: {error!r}"
+            yield self._redacted(builder.finish(error=failure))
 
     def complete(
         self,
@@ -194,6 +198,30 @@ class HttpLlmClient(ABC):
 
     def list_models(self, base_url: str | None = None) -> list[str]:
         """The model ids the server offers; raises ModelListError with a message a user can act on."""
+        try:
+            return self._list_models(base_url)
+        except ModelListError as error:
+            raise ModelListError(self.redact(str(error))) from None
+
+    def redact(self, text: str) -> str:
+        """`text` without any secret the server knows, nor this client's own key and header values
+        (a key typed in a browser session is masked too, e.g. when a provider echoes it back)."""
+        text = redact(text)
+        own = [self.api_key or "", *(part for v in self.headers.values() for part in header_secrets(v))]
+        for secret in sorted((value for value in own if len(value) >= 8), key=len, reverse=True):
+            text = text.replace(secret, "***")
+        return text
+
+    def _redacted(self, event: StreamDone) -> StreamDone:
+        message = event.message
+        if not message.error_message:
+            return event
+        masked = self.redact(message.error_message)
+        if masked == message.error_message:
+            return event
+        return StreamDone(message=message.model_copy(update={"error_message": masked}))
+
+    def _list_models(self, base_url: str | None) -> list[str]:
         base = (base_url or self.base_url or self.default_base_url).rstrip("/")
         if not base:
             raise ModelListError("No base URL is set, so there is no server to ask for its models.")

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 from yiem.providers._http import HttpLlmClient
 from yiem.providers.anthropic import AnthropicClient
 from yiem.providers.openai_chat import OpenAIChatClient
+from yiem.redaction import add_secrets
 from yiem.types import Api, LlmModel
 
 
@@ -182,10 +183,12 @@ def server_key(
     configured for (None: that URL): a server's key is never sent anywhere else."""
     if not preset.api_key_env:
         return None
+    key = secret(preset.api_key_env) or None
+    add_secrets(key)  # a key the server knows is masked wherever text is stored, logged or shown
     configured = configured_base_url(preset, secret)
     if base_url and not same_url(base_url, configured):
         return None
-    return secret(preset.api_key_env) or None
+    return key
 
 
 def client_for(

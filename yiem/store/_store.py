@@ -41,6 +41,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, NoSuchModuleError, OperationalError
 from sqlalchemy.schema import CreateIndex
 
+from yiem.redaction import redact
 from yiem.types import AgentMessage, AssistantMessage, AssistantMessageToolCall, LlmModel
 
 metadata = MetaData()
@@ -594,10 +595,10 @@ class ConversationStore:
         now = _now_ms()
         row = {
             "id": str(uuid.uuid4()),
-            "title": title,
+            "title": redact(title),
             "provider": provider,
             "model": model,
-            "system_prompt": system_prompt,
+            "system_prompt": redact(system_prompt),
             "created_ms": now,
             "updated_ms": now,
         }
@@ -641,7 +642,7 @@ class ConversationStore:
 
     def rename(self, conversation_id: str, title: str) -> None:
         """Set the title."""
-        self._update(conversation_id, title=title)
+        self._update(conversation_id, title=redact(title))
 
     def update_settings(
         self,
@@ -652,7 +653,8 @@ class ConversationStore:
         system_prompt: str | None = None,
     ) -> None:
         """Record the provider, model or system prompt the conversation now uses."""
-        values = {"provider": provider, "model": model, "system_prompt": system_prompt}
+        prompt = None if system_prompt is None else redact(system_prompt)
+        values = {"provider": provider, "model": model, "system_prompt": prompt}
         self._update(conversation_id, **{key: value for key, value in values.items() if value is not None})
 
     def _update(self, conversation_id: str, **values: Any) -> None:
@@ -683,7 +685,8 @@ class ConversationStore:
         Returns its position. The message, its usage and the conversation's `updated` time are one
         transaction: after a crash either all of them are there or none.
         """
-        data = message.model_dump_json(by_alias=True)
+        # No secret the server knows is ever written (a provider may echo a key in its error).
+        data = redact(message.model_dump_json(by_alias=True))
         for _attempt in range(3):
             try:
                 with self.engine.begin() as conn:
@@ -766,7 +769,7 @@ class ConversationStore:
                             "conversation_id": conversation_id,
                             "position": position,
                             "role": message.role,
-                            "data": message.model_dump_json(by_alias=True),
+                            "data": redact(message.model_dump_json(by_alias=True)),
                             "created_ms": now,
                         }
                         for position, message in enumerate(new_messages)
@@ -804,7 +807,7 @@ def usage_row(
         "latency_ms": message.duration_ms,
         "ttft_ms": message.ttft_ms,
         "stop_reason": message.stop_reason,
-        "error": message.error_message,
+        "error": redact(message.error_message) if message.error_message else message.error_message,
     }
 
 
