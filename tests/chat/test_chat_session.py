@@ -182,3 +182,28 @@ def test_title_and_caption_formats() -> None:
         duration_ms=2500,
     )
     assert reply_caption(message) == "12.3k in · 67 out · 8 cached · $0.0123 · 2.5 s"
+
+
+def test_history_start_keeps_whole_turns_within_the_limit() -> None:
+    from yiem.chat import history_start
+    from yiem.types import AgentToolCall, AssistantMessageToolCall, ToolResultMessage
+
+    def turn(n: int, tool: bool) -> list[AgentMessage]:
+        middle: list[AgentMessage] = []
+        if tool:
+            call = AgentToolCall(id=f"c{n}", name="t")
+            middle = [
+                AssistantMessageToolCall(tool_calls=[call]),
+                ToolResultMessage(tool_call_id=f"c{n}", tool_name="t"),
+            ]
+        return [user_message(f"q{n}"), *middle, AssistantMessage(content=[TextContent(text=f"a{n}")])]
+
+    messages = [m for n in range(10) for m in turn(n, tool=n % 2 == 0)]  # 5 x 4 + 5 x 2 = 30
+    assert history_start(messages, 100) == 0 and history_start(messages, 30) == 0
+    start = history_start(messages, 7)
+    assert isinstance(messages[start], UserMessage) and len(messages) - start <= 7
+    assert messages[start].content[0].text == "q8"  # type: ignore[union-attr]
+    # A last turn longer than the limit is still drawn whole, from its prompt.
+    long_turn = [user_message("only"), *[AssistantMessage(content=[TextContent(text="x")])] * 9]
+    assert history_start(long_turn, 3) == 0
+    assert history_start([], 5) == 0

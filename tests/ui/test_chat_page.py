@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,7 @@ def test_a_reply_of_a_model_without_price_says_price_unknown(db_url: str) -> Non
     assert any("price unknown" in caption.value for caption in at.caption)
 
 
-def test_a_tool_call_is_drawn_as_a_status_with_arguments_and_result(db_url: str) -> None:
+def test_a_tool_call_is_drawn_with_arguments_and_result(db_url: str) -> None:
     registry = ToolRegistry()
 
     def add(a: int, b: int) -> str:
@@ -82,14 +83,15 @@ def test_a_tool_call_is_drawn_as_a_status_with_arguments_and_result(db_url: str)
     at.chat_input[0].set_value("What is 2 + 3?").run()
     assert not at.exception, at.exception
     assert llm.requests[0].tool_names == ["add"]
-    statuses = [status for status in at.status if "add" in status.label]
-    assert statuses and statuses[0].state == "complete"
-    codes = [json.loads(code.value) for code in statuses[0].code]
+    # After the run the page is drawn again from the store: a finished call is an expander.
+    calls = [expander for expander in at.expander if "add" in expander.label]
+    assert [e.label for e in calls] == ["Tool `add`"] and calls[0].icon == ":material/check_circle:"
+    codes = [json.loads(code.value) for code in calls[0].code]
     assert {"a": 2, "b": 3} in codes and 5 in codes
     assert "The sum is 5." in _texts(at, "assistant")
     # Reopened from the store, the call and its result are drawn the same way.
     at.run()
-    assert [s.state for s in at.status if "add" in s.label] == ["complete"]
+    assert [e.label for e in at.expander if "add" in e.label] == ["Tool `add`"]
 
 
 def test_a_failing_tool_is_marked_failed(db_url: str) -> None:
@@ -105,8 +107,8 @@ def test_a_failing_tool_is_marked_failed(db_url: str) -> None:
     )
     at = _app(llm, tool_registry=registry, mcp_clients={}, mcp_errors={}, enabled_tools={"explode"})
     at.chat_input[0].set_value("go").run()
-    failed = [s for s in at.status if "explode" in s.label]
-    assert failed and failed[0].state == "error" and "failed" in failed[0].label
+    failed = [e for e in at.expander if "explode" in e.label]
+    assert failed and failed[0].icon == ":material/error:" and "failed" in failed[0].label
     assert "broken: disk" in json.dumps([code.value for code in failed[0].code])
 
 
@@ -198,6 +200,7 @@ def test_edit_a_message_and_resend_from_there(db_url: str) -> None:
     at.chat_input[0].set_value("first").run()
     at.chat_input[0].set_value("second").run()
     where = f"{at.query_params['c']}-0"
+    at.button(key=f"edit-{where}").click().run()
     at.text_area(key=f"edit-text-{where}").set_value("first, edited").run()
     at.button(key=f"edit-send-{where}").click().run()
     assert not at.exception
@@ -225,18 +228,20 @@ def test_a_text_only_model_offers_no_attachments(db_url: str) -> None:
     assert at.chat_input[0].proto.accept_file == 0  # ChatInput.AcceptFile.NONE
 
 
-def test_export_buttons_and_import(db_url: str, tmp_path: Path) -> None:
+def test_export_buttons_serve_the_conversation_built_on_click(
+    db_url: str, downloads: Callable[[Any], str]
+) -> None:
     at = _app(ScriptedLlm(["exported reply"]))
     at.chat_input[0].set_value("export me").run()
-    labels = [button.label for button in at.sidebar.get("download_button")]
-    assert labels == ["Export JSON", "Export Markdown"]
-    from yiem.chat import export_json
-
-    chat = at.session_state["chat"]
-    text = export_json(chat.transcript())
-    body = json.loads(text)
-    assert body["messages"][1]["stopReason"] and body["messages"][0]["role"] == "user"
-    assert "apiKey" not in text
+    buttons = list(at.sidebar.get("download_button"))
+    assert [button.label for button in buttons] == ["Export JSON", "Export Markdown"]
+    # Deferred: a long conversation is not serialised on every rerun of the page.
+    assert all(button.proto.HasField("deferred_file_id") for button in buttons)
+    body = json.loads(downloads(buttons[0]))
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant"]
+    assert body["messages"][1]["stopReason"] and "apiKey" not in json.dumps(body)
+    markdown = downloads(buttons[1])
+    assert "export me" in markdown and "exported reply" in markdown
 
 
 def test_a_typed_api_key_is_never_written(db_url: str, tmp_path: Path) -> None:
@@ -335,8 +340,8 @@ def test_mcp_servers_from_mcp_json_give_the_chat_real_tools(
     at.chat_input[0].set_value("19 + 23?").run()
     assert not at.exception
     assert llm.requests[0].tool_names == ["get-sum"]
-    status = next(s for s in at.status if "get-sum" in s.label)
-    assert status.state == "complete"
+    status = next(e for e in at.expander if "get-sum" in e.label)
+    assert status.icon == ":material/check_circle:"
     assert "42" in " ".join(code.value for code in status.code)
     client = at.session_state["mcp_clients"]["everything"]
     del at, status

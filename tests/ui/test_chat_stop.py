@@ -159,8 +159,8 @@ def test_stop_while_a_quiet_tool_runs_aborts_it_and_keeps_the_chat(
     # The next run draws the stopped call from the store, marked failed with its aborted result.
     at.run()
     assert not at.exception, at.exception
-    drawn = [s for s in at.status if "wait_quietly" in s.label]
-    assert [s.state for s in drawn] == ["error"]
+    drawn = [e for e in at.expander if "wait_quietly" in e.label]
+    assert [e.label for e in drawn] == ["Tool `wait_quietly` failed"] and drawn[0].icon == ":material/error:"
     assert "Tool call aborted: Stopped by the user" in json.dumps([c.value for c in drawn[0].code])
 
     # And the conversation goes on, with the aborted call and its result in the model's history.

@@ -78,11 +78,13 @@ def _conversation_row(chat: ChatSession, conversation: Conversation) -> None:
 def _files(chat: ChatSession) -> None:
     with st.expander("Export and import", icon=":material/import_export:"):
         if chat.messages:
+            # Built only when clicked (a deferred download): serialising a long conversation on
+            # every rerun of the page cost more than drawing it.
             transcript = chat.transcript()
             stem = (transcript.title or "conversation").replace("/", "-")[:40]
             st.download_button(
                 "Export JSON",
-                export_json(transcript),
+                lambda: export_json(transcript),
                 f"{stem}.json",
                 "application/json",
                 key="export-json",
@@ -91,7 +93,7 @@ def _files(chat: ChatSession) -> None:
             )
             st.download_button(
                 "Export Markdown",
-                export_markdown(transcript),
+                lambda: export_markdown(transcript),
                 f"{stem}.md",
                 "text/markdown",
                 key="export-md",

@@ -20,6 +20,7 @@ from yiem.chat import (
     ChatSession,
     ChatSessionError,
     Quiet,
+    history_start,
     reply_caption,
     tool_results_by_call,
     user_message,
@@ -50,6 +51,10 @@ from yiem.types import (
 # Longest wait for an event before the page redraws (a clock), which is also when it notices a Stop.
 # (A comment, not a docstring: Streamlit's magic would draw a bare string on the page.)
 WAKE_SECONDS = 0.25
+# Messages drawn before "Show earlier messages"; each click shows this many more.
+HISTORY_PAGE = 40
+SHOWN_KEY = "yiem_history_shown"  # (conversation id, how many of its latest messages to draw)
+EDIT_KEY = "yiem_editing"  # "<conversation id>-<index>" of the prompt being edited, if any
 
 bootstrap.ensure_session()
 chat: ChatSession = st.session_state["chat"]
@@ -96,14 +101,15 @@ def _draw_blocks(content: list[Any]) -> None:
 
 
 def _draw_tool_call(call: AgentToolCall, result: ToolResultMessage | None) -> None:
+    # An expander, not `st.status`: each status costs a 50 ms sleep on every rerun, and a finished
+    # call has no state left to animate.
     if result is None:
-        label = f"Tool `{call.name}`: no result"
+        label, icon = f"Tool `{call.name}`: no result", ":material/error:"
     elif result.is_error:
-        label = f"Tool `{call.name}` failed"
+        label, icon = f"Tool `{call.name}` failed", ":material/error:"
     else:
-        label = f"Tool `{call.name}`"
-    failed = result is None or result.is_error
-    with st.status(label, state="error" if failed else "complete", expanded=False):
+        label, icon = f"Tool `{call.name}`", ":material/check_circle:"
+    with st.expander(label, icon=icon, expanded=False):
         st.caption("Arguments")
         _json_block(call.arguments)
         if result is not None:
@@ -133,13 +139,33 @@ def _draw_failure(message: AssistantMessage | AssistantMessageToolCall) -> None:
         st.error(message.error_message)
 
 
+def _history_limit() -> int:
+    shown: tuple[str | None, int] | None = st.session_state.get(SHOWN_KEY)
+    return shown[1] if shown and shown[0] == chat.conversation_id else HISTORY_PAGE
+
+
+def _show_earlier(start: int) -> None:
+    st.session_state[SHOWN_KEY] = (chat.conversation_id, len(chat.messages) - start + HISTORY_PAGE)
+
+
 def _draw_history() -> None:
-    results = tool_results_by_call(chat.messages)
-    asked = {
-        call.id for m in chat.messages if isinstance(m, AssistantMessageToolCall) for call in m.tool_calls
-    }
+    # Only the latest turns are drawn until earlier ones are asked for, so a rerun of a long
+    # conversation costs what its last page costs.
+    start = history_start(chat.messages, _history_limit())
+    if start:
+        st.button(
+            f"Show earlier messages ({start} hidden)",
+            icon=":material/expand_less:",
+            key="show-earlier",
+            type="tertiary",
+            on_click=_show_earlier,
+            args=(start,),
+        )
+    shown = chat.messages[start:]
+    results = tool_results_by_call(shown)
+    asked = {call.id for m in shown if isinstance(m, AssistantMessageToolCall) for call in m.tool_calls}
     last_prompt = max((i for i, m in enumerate(chat.messages) if isinstance(m, UserMessage)), default=-1)
-    for index, message in enumerate(chat.messages):
+    for index, message in enumerate(shown, start):
         if isinstance(message, UserMessage):
             with st.chat_message("user"):
                 _draw_blocks(message.content)
@@ -165,14 +191,29 @@ def _draw_history() -> None:
 
 
 def _edit_control(index: int, message: UserMessage) -> None:
-    text = "".join(block.text for block in message.content if isinstance(block, TextContent))
     # Keys name the conversation too: a keyed widget keeps its text, which must not leak between chats.
     where = f"{chat.conversation_id}-{index}"
-    with st.popover("Edit", icon=":material/edit:", key=f"edit-{where}", type="tertiary"):
-        new_text = st.text_area("Your message", value=text, key=f"edit-text-{where}")
-        if st.button("Send from here", key=f"edit-send-{where}", help="Later messages are replaced."):
-            _queue_resend(index, new_text)
-            st.rerun()
+    if st.session_state.get(EDIT_KEY) != where:
+        # One cheap button per prompt; the text area exists only for the prompt being edited, so a
+        # rerun does not carry a keyed text area (and its text) for every prompt of the conversation.
+        st.button(
+            "Edit",
+            icon=":material/edit:",
+            key=f"edit-{where}",
+            type="tertiary",
+            on_click=st.session_state.__setitem__,
+            args=(EDIT_KEY, where),
+        )
+        return
+    text = "".join(block.text for block in message.content if isinstance(block, TextContent))
+    new_text = st.text_area("Your message", value=text, key=f"edit-text-{where}")
+    with st.container(horizontal=True):
+        send = st.button("Send from here", key=f"edit-send-{where}", help="Later messages are replaced.")
+        st.button("Cancel", key=f"edit-cancel-{where}", on_click=st.session_state.pop, args=(EDIT_KEY, None))
+    if send:
+        st.session_state.pop(EDIT_KEY, None)
+        _queue_resend(index, new_text)
+        st.rerun()
 
 
 def _queue_resend(index: int, new_text: str | None) -> None:

@@ -197,6 +197,24 @@ def _price(message: AssistantMessage | AssistantMessageToolCall, model: LlmModel
         message.cost = message.usage.cost(model.cost)
 
 
+def history_start(messages: Sequence[AgentMessage], limit: int) -> int:
+    """Where to start drawing so at most about `limit` of the latest messages show, from a prompt on.
+
+    The start is the earliest prompt within the last `limit` messages, so a turn is never cut in
+    half (a tool result without its call); with no prompt there, the latest prompt before them.
+    """
+    if limit >= len(messages):
+        return 0
+    floor = len(messages) - max(limit, 1)
+    for index in range(floor, len(messages)):
+        if isinstance(messages[index], UserMessage):
+            return index
+    for index in range(floor - 1, -1, -1):
+        if isinstance(messages[index], UserMessage):
+            return index
+    return 0
+
+
 def tool_results_by_call(messages: Sequence[AgentMessage]) -> dict[str, ToolResultMessage]:
     """Each tool result keyed by the id of the call it answers."""
     return {message.tool_call_id: message for message in messages if isinstance(message, ToolResultMessage)}
