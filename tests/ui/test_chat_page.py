@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from yiem.mcp import McpConnectionError
 from yiem.scripted_llm import ScriptedLlm
 from yiem.store import ConversationStore, create_store_engine
 from yiem.tool_registry import ToolRegistry
@@ -348,4 +349,6 @@ def test_mcp_servers_from_mcp_json_give_the_chat_real_tools(
     import gc
 
     gc.collect()
-    assert client._closed  # the session's MCP server ended with the session
+    # The session's MCP server ended with the session: its client refuses requests.
+    with pytest.raises(McpConnectionError, match="closed"):
+        client.ping(timeout=5)
