@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from time import perf_counter
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -27,9 +27,6 @@ from yiem.experiments._results import ExperimentResult, RunStatus
 from yiem.experiments._variant import Variant
 from yiem.experiments.scorers import AnyScorer
 from yiem.types import AbortSignal, AgentTool
-
-if TYPE_CHECKING:
-    from yiem.experiments._storage import ExperimentStore
 
 DEFAULT_CONCURRENCY = 4
 RAY_ADDRESS_ENV = "YIEM_RAY_ADDRESS"
@@ -122,6 +119,14 @@ class MemoryRecorder:
         self.status, self.stop_reason = status, stop_reason
 
 
+class RunStore(Protocol):
+    """Where a new run is kept (ExperimentStore): the runner needs only these two, so it never imports it."""
+
+    def create_run(self, spec: RunSpec, experiment_id: str | None = None) -> str: ...
+
+    def recorder(self, run_id: str) -> RunRecorder: ...
+
+
 class TaskExecutor(Protocol):
     """Runs one task somewhere (a thread, a Ray worker) and hands back a future of its outcome."""
 
@@ -188,7 +193,7 @@ def run_experiment(
     recorder: RunRecorder | None = None,
     spec: RunSpec | None = None,
     executor: Literal["threads", "ray"] | TaskExecutor | None = None,
-    store: ExperimentStore | None = None,
+    store: RunStore | None = None,
 ) -> ExperimentResult:
     """Run every item of `dataset` under every variant `repeats` times, score it, and return the results.
 

@@ -4,22 +4,43 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from yiem.mcp._rpc import ProgressCallback
 from yiem.mcp.errors import McpError
 from yiem.mcp.models import McpProgress, McpTask
 from yiem.types import AbortSignal
 
-if TYPE_CHECKING:
-    from yiem.mcp.client import McpClient
-
 logger = logging.getLogger(__name__)
 DEFAULT_POLL_S = 1.0
 
 
+class TaskSession(Protocol):
+    """What a task run needs of McpClient; named here so this module never imports the client."""
+
+    @property
+    def timeout(self) -> float: ...
+
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        signal: AbortSignal | None = None,
+    ) -> dict[str, Any]: ...
+
+    def start_tool_task(
+        self, name: str, arguments: dict[str, Any] | None = None, ttl_ms: int | None = None
+    ) -> McpTask: ...
+
+    def get_task(self, task_id: str) -> McpTask: ...
+
+    def cancel_task(self, task_id: str) -> McpTask: ...
+
+
 def run_tool_task(
-    client: McpClient,
+    client: TaskSession,
     name: str,
     arguments: dict[str, Any],
     timeout: float | None,
@@ -64,7 +85,7 @@ def task_progress(task: McpTask, polls: int) -> McpProgress:
     return McpProgress(progress=polls, message=words)
 
 
-def _poll(client: McpClient, task: McpTask, on_progress: ProgressCallback, stop: threading.Event) -> None:
+def _poll(client: TaskSession, task: McpTask, on_progress: ProgressCallback, stop: threading.Event) -> None:
     interval = (task.poll_interval or DEFAULT_POLL_S * 1000) / 1000
     polls = 0
     last = (task.status, task.status_message)
@@ -82,7 +103,7 @@ def _poll(client: McpClient, task: McpTask, on_progress: ProgressCallback, stop:
             return
 
 
-def _cancel(client: McpClient, task_id: str) -> None:
+def _cancel(client: TaskSession, task_id: str) -> None:
     try:
         client.cancel_task(task_id)
     except McpError as exc:
