@@ -1,6 +1,8 @@
 """The Tools page in a real Chromium: servers added from the browser, tools called from the form.
 
-Screenshots go to tests/artifacts/.
+Each step waits for the exact state it then asserts (Playwright's `expect` retries until it holds),
+never for an earlier sign of it: Streamlit draws a run's elements one after another, so a caption
+can be on the page before the result above it is. Screenshots go to tests/artifacts/.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.fixtures.browser import StreamlitApp, screenshot, start_streamlit
 from tests.fixtures.mcp import StdioServer
@@ -36,17 +39,30 @@ def _open_tools(page: Any, app: StreamlitApp) -> None:
     page.get_by_text("Connect to MCP servers, try their tools").wait_for()
 
 
-def _add_server(page: Any, name: str, *, url: str | None = None, stdio: StdioServer | None = None) -> None:
+def _add_server(
+    page: Any, name: str, first_tool: str, *, url: str | None = None, stdio: StdioServer | None = None
+) -> None:
+    """Add and connect a server from the form; done when `name` is chosen and its tools are listed."""
+    adding = page.get_by_test_id("stExpander").filter(has_text="Add a server")
+    expect(adding).to_be_visible()
+    if adding.locator("details[open]").count() == 0:  # closed by default once a server is listed
+        adding.locator("summary").click()
+    expect(page.get_by_label("Name", exact=True)).to_be_visible()
     if stdio is not None:
         page.get_by_text("Command (stdio)", exact=True).click()
         page.get_by_label("Command", exact=True).fill(stdio.command)
         page.get_by_label("Arguments", exact=True).fill(" ".join(stdio.args))
     else:
+        page.get_by_text("URL (Streamable HTTP)", exact=True).click()
         page.get_by_label("URL", exact=True).fill(url or "")
     page.get_by_label("Name", exact=True).fill(name)
     page.get_by_label("Name", exact=True).press("Tab")
     page.get_by_role("button", name="Add and connect").click()
-    page.get_by_role("button", name="Disconnect").wait_for(timeout=60_000)
+    # The picker shows the new server only on the run after it connected; its tools are listed then.
+    expect(page.get_by_role("combobox", name="Server")).to_have_value(name, timeout=60_000)
+    tools = page.get_by_role("radiogroup", name="Tool")
+    expect(tools.get_by_text(first_tool, exact=True)).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("button", name="Disconnect")).to_be_visible()
 
 
 def _choose_tool(page: Any, title: str) -> None:
@@ -54,9 +70,16 @@ def _choose_tool(page: Any, title: str) -> None:
     page.get_by_role("heading", name=title).wait_for()
 
 
+def _result_text(page: Any, text: str) -> Any:
+    """A text block of the result (the raw exchange holds the same words, but as JSON)."""
+    return page.get_by_test_id("stMarkdownContainer").filter(has_text=text)
+
+
 def _fill(page: Any, label: str, value: str) -> None:
     # Required fields carry a " *" after the name; the aria label keeps Markdown's escape.
     field = page.get_by_label(re.compile(rf"^{re.escape(label)}( \\\\?\*)?$"))
+    # The last tool's form lingers until the run that draws the chosen one ends.
+    expect(field).to_have_count(1)
     field.fill(value)
     field.press("Tab")
 
@@ -65,34 +88,72 @@ def test_call_get_current_time_from_the_form(
     tools_app: StreamlitApp, page: Any, time_stdio: StdioServer
 ) -> None:
     _open_tools(page, tools_app)
-    _add_server(page, "time", stdio=time_stdio)
+    _add_server(page, "time", "get_current_time", stdio=time_stdio)
     _choose_tool(page, "get_current_time")
     _fill(page, "Timezone", "Europe/Zurich")
     page.get_by_role("button", name="Call").click()
-    # The caption under a result names the server, the tool and the duration.
-    page.get_by_text(re.compile(r"time · get_current_time · [\d.,]+ m?s")).wait_for(timeout=60_000)
+    # The result's JSON itself, not the caption drawn under it (which can come first).
+    # Shown twice (the text as JSON, then the structured content); the raw exchange is collapsed.
+    result = page.get_by_test_id("stJson").filter(visible=True).filter(has_text="Europe/Zurich").first
+    expect(result).to_contain_text('"timezone"', timeout=60_000)
+    expect(result).to_contain_text('"datetime"')
+    expect(page.get_by_text(re.compile(r"time · get_current_time · [\d.,]+ m?s"))).to_be_visible()
     screenshot(page, "tools-time-result")
-    body = page.inner_text("body")
-    assert '"timezone"' in body and '"Europe/Zurich"' in body and '"datetime"' in body, tools_app.log()
-    assert "The tool reported an error" not in body
+    expect(page.get_by_text("The tool reported an error")).to_have_count(0)
 
 
 def test_long_running_operation_over_http_shows_progress(
     tools_app: StreamlitApp, page: Any, everything_http_url: str
 ) -> None:
     _open_tools(page, tools_app)
-    _add_server(page, "everything-http", url=everything_http_url)
-    session = page.get_by_text(re.compile(r"Session [0-9a-f-]{8,}"))
-    session.wait_for()
+    _add_server(page, "everything-http", "Echo Tool", url=everything_http_url)
+    expect(page.get_by_text(re.compile(r"Session [0-9a-f-]{8,}"))).to_be_visible()
     _choose_tool(page, "Trigger Long Running Operation Tool")
     _fill(page, "duration", "6")
     _fill(page, "steps", "3")
     page.get_by_role("button", name="Call").click()
-    progress = page.get_by_text(re.compile(r"Calling trigger-long-running-operation — [12] of 3"))
-    progress.wait_for(timeout=30_000)
-    assert page.get_by_role("progressbar").count() == 1
+    progress = page.get_by_role("progressbar")
+    expect(progress).to_have_count(1, timeout=30_000)
+    expect(page.get_by_text(re.compile(r"Calling trigger-long-running-operation — [12] of 3"))).to_be_visible(
+        timeout=30_000
+    )
     screenshot(page, "tools-long-running-progress")
-    page.get_by_text(re.compile("Long running operation completed")).first.wait_for(timeout=60_000)
+    expect(page.get_by_text(re.compile("Long running operation completed")).first).to_be_visible(
+        timeout=60_000
+    )
     # Streamlit clears the last run's elements when the new run ends, so the bar may linger a moment.
-    page.get_by_role("progressbar").wait_for(state="detached", timeout=30_000)
+    expect(progress).to_have_count(0, timeout=30_000)
     screenshot(page, "tools-long-running-done")
+
+
+def test_three_servers_added_in_a_row_each_answer_a_call(
+    tools_app: StreamlitApp,
+    page: Any,
+    filesystem_stdio: StdioServer,
+    git_stdio: StdioServer,
+    everything_http_url: str,
+) -> None:
+    """Issue 12: adding a second server while one was listed crashed the page."""
+    _open_tools(page, tools_app)
+    allowed = filesystem_stdio.args[0]
+    _add_server(page, "files", "Read Text File", stdio=filesystem_stdio)
+    _choose_tool(page, "Read Text File")
+    _fill(page, "path", f"{allowed}/hello.txt")
+    page.get_by_role("button", name="Call").click()
+    expect(_result_text(page, "Hello from the filesystem server.")).to_be_visible(timeout=60_000)
+
+    repository = git_stdio.args[1]
+    _add_server(page, "git", "git_status", stdio=git_stdio)
+    expect(page.get_by_text("This app has encountered an error")).to_have_count(0)
+    _choose_tool(page, "git_status")
+    _fill(page, "Repo Path", repository)
+    page.get_by_role("button", name="Call").click()
+    expect(_result_text(page, "On branch main")).to_be_visible(timeout=60_000)
+
+    _add_server(page, "everything", "Echo Tool", url=everything_http_url)
+    _choose_tool(page, "Echo Tool")
+    _fill(page, "message", "three servers")
+    page.get_by_role("button", name="Call").click()
+    expect(_result_text(page, "Echo: three servers")).to_be_visible(timeout=60_000)
+    screenshot(page, "tools-three-servers")
+    expect(page.get_by_text("This app has encountered an error")).to_have_count(0)
