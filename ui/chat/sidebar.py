@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import streamlit as st
@@ -82,24 +83,20 @@ def _files(chat: ChatSession) -> None:
             # every rerun of the page cost more than drawing it.
             transcript = chat.transcript()
             stem = (transcript.title or "conversation").replace("/", "-")[:40]
-            st.download_button(
-                "Export JSON",
-                lambda: export_json(transcript),
-                f"{stem}.json",
-                "application/json",
-                key="export-json",
-                on_click="ignore",
-                icon=":material/download:",
+            exports = (
+                ("Export JSON", export_json, "json", "application/json"),
+                ("Export Markdown", export_markdown, "md", "text/markdown"),
             )
-            st.download_button(
-                "Export Markdown",
-                lambda: export_markdown(transcript),
-                f"{stem}.md",
-                "text/markdown",
-                key="export-md",
-                on_click="ignore",
-                icon=":material/download:",
-            )
+            for label, export, suffix, mime in exports:
+                st.download_button(
+                    label,
+                    partial(export, transcript),
+                    f"{stem}.{suffix}",
+                    mime,
+                    key=f"export-{suffix}",
+                    on_click="ignore",
+                    icon=":material/download:",
+                )
         upload: Any = st.file_uploader("Import a JSON export", type=["json"], key="import-file")
         if upload is not None and st.button("Import", key="import"):
             try:
