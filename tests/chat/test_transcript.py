@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -18,6 +19,14 @@ from yiem.types import (
     UserMessage,
 )
 
+# A 1x1 PNG: the smallest real picture.
+PNG = base64.b64encode(
+    bytes.fromhex(
+        "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63f8"
+        "cfc0f01f00050001ff89993d1d0000000049454e44ae426082"
+    )
+).decode()
+
 
 def _transcript() -> Transcript:
     return Transcript(
@@ -27,7 +36,7 @@ def _transcript() -> Transcript:
         system_prompt="Be brief.",
         messages=[
             UserMessage(
-                content=[TextContent(text="add 2 and 3"), ImageContent(data="aGk=", mime_type="image/png")]
+                content=[TextContent(text="add 2 and 3"), ImageContent(data=PNG, mime_type="image/png")]
             ),
             AssistantMessageToolCall(
                 content=[ReasoningContent(text="I should call it")],
@@ -84,3 +93,51 @@ def test_markdown_export_shows_roles_tools_reasoning_and_errors() -> None:
     assert "### Tool result: `get-sum`" in markdown
     assert "> **Reasoning**" in markdown and "*[image, image/png]*" in markdown
     assert "**Error:** HTTP 500: boom" in markdown
+
+
+def _with_image(data: str, where: str = "user") -> str:
+    image = {"type": "image", "data": data, "mimeType": "image/png"}
+    if where == "user":
+        messages = [{"role": "user", "content": [{"type": "text", "text": "look"}, image]}]
+    else:
+        messages = [
+            {"role": "user", "content": [{"type": "text", "text": "draw"}]},
+            {"role": "toolResult", "toolCallId": "c1", "toolName": "draw", "content": [image]},
+        ]
+    return json.dumps({"messages": messages})
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Deeper than Python's parser goes: RecursionError before.
+        ('{"messages": [], "title": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+        # Parsed, but deeper than any conversation is: what would be serialised again later.
+        (
+            '{"messages": [{"role": "user", "content": [{"type": "text", "text": "x"}]}], "extra": '
+            + "[" * 500
+            + "]" * 500
+            + "}",
+            "nested too deeply",
+        ),
+        # More digits than Python converts: ValueError before.
+        ('{"messages": [], "version": ' + "9" * 5000 + "}", "number with more than"),
+        (_with_image("this is not base64!"), "Message 1 has an image .*not base64"),
+        (_with_image(base64.b64encode(b"just some text").decode()), "Message 1 has an image .*not a picture"),
+        (_with_image(PNG[:40] + "A" * 40), "Message 1 has an image .*not a picture"),  # a damaged PNG
+        (_with_image("aGk=", where="tool"), "Message 2 has an image .*not a picture"),
+    ],
+    ids=["deep-json", "deep-data", "huge-int", "not-base64", "not-image", "damaged-png", "tool-image"],
+)
+def test_a_hostile_import_is_rejected_in_words(text: str, expected: str) -> None:
+    with pytest.raises(TranscriptError, match=expected) as caught:
+        import_json(text)
+    assert str(caught.value).endswith("."), "a sentence"
+
+
+def test_an_import_with_real_images_is_accepted() -> None:
+    imported = import_json(_with_image(PNG))
+    assert imported.messages[0].content[1] == ImageContent(data=PNG, mime_type="image/png")
+    # Base64 wrapped over lines (as MIME encoders write it) is still the same picture.
+    wrapped = "\n".join(PNG[i : i + 20] for i in range(0, len(PNG), 20))
+    assert import_json(_with_image(wrapped)).messages[0].content[1].type == "image"

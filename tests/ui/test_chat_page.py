@@ -211,8 +211,8 @@ def test_edit_a_message_and_resend_from_there(db_url: str) -> None:
 
 def test_an_attached_image_is_sent_with_the_prompt(db_url: str) -> None:
     png = bytes.fromhex(
-        "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8"
-        "cfc0f01f0005000201a5f5c6fb0000000049454e44ae426082"
+        "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63f8"
+        "cfc0f01f00050001ff89993d1d0000000049454e44ae426082"
     )
     llm = ScriptedLlm(["A tiny image."])
     at = _app(llm, PRICED.model_copy(update={"input": ["text", "image"]}))

@@ -21,6 +21,7 @@ from yiem.chat import (
     ChatSessionError,
     Quiet,
     history_start,
+    image_bytes,
     reply_caption,
     tool_results_by_call,
     user_message,
@@ -97,7 +98,17 @@ def _draw_blocks(content: list[Any]) -> None:
         if isinstance(block, TextContent) and block.text:
             st.markdown(block.text)
         elif isinstance(block, ImageContent):
-            st.image(base64.b64decode(block.data), width=320)
+            _draw_image(block, 320)
+
+
+def _draw_image(block: ImageContent, width: int) -> None:
+    # Stored or tool-made images may be damaged; one must never stop the conversation from opening.
+    try:
+        st.image(image_bytes(block), width=width)
+    # Bad base64 (ImageDataError), or bytes Streamlit's Pillow cannot open: Pillow raises several
+    # unrelated types (OSError, SyntaxError, DecompressionBombError…) before anything is drawn.
+    except Exception:
+        st.caption(":material/broken_image: An image that cannot be shown: its data is damaged.")
 
 
 def _draw_tool_call(call: AgentToolCall, result: ToolResultMessage | None) -> None:
@@ -126,7 +137,7 @@ def _draw_tool_result(result: ToolResultMessage) -> None:
         _json_block({"content": joined, "isError": result.is_error} if texts else result.to_json_dict())
     for block in result.content:
         if isinstance(block, ImageContent):
-            st.image(base64.b64decode(block.data), width=240)
+            _draw_image(block, 240)
     if result.details is not None:
         st.caption("Details")
         _json_block(result.details)

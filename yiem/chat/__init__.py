@@ -1,6 +1,7 @@
 """What the Chat page serves: the chat session, model settings and secrets, transcripts, background events."""
 
 from yiem.chat._background import BackgroundEvents, Quiet
+from yiem.chat._images import ImageDataError, check_image, image_bytes
 from yiem.chat._session import (
     ChatSession,
     ChatSessionError,
@@ -35,18 +36,21 @@ __all__ = [
     "ChatSessionError",
     "ChatSettings",
     "ConnectionSettingsError",
+    "ImageDataError",
     "KeyStatus",
     "Quiet",
     "RunAgent",
     "Transcript",
     "TranscriptError",
     "available_models",
+    "check_image",
     "configured_secret",
     "connect",
     "default_settings",
     "export_json",
     "export_markdown",
     "history_start",
+    "image_bytes",
     "import_json",
     "key_status",
     "register_server_secrets",

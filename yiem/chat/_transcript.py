@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
+from yiem.chat._images import ImageDataError, check_image
+from yiem.errors import YiemError
 from yiem.redaction import redact
 from yiem.types import (
     AgentMessage,
@@ -23,11 +26,14 @@ from yiem.types import (
 
 EXPORT_FORMAT = "yiem.conversation"
 EXPORT_VERSION = 1
+# Deeper than any conversation nests (tool arguments included); deeper data would only fail later,
+# when it is serialised again for the store, the page or an export.
+MAX_DEPTH = 100
 
 _MESSAGE_LIST: TypeAdapter[list[AgentMessage]] = TypeAdapter(list[AgentMessage])
 
 
-class TranscriptError(ValueError):
+class TranscriptError(YiemError, ValueError):
     """A file to import is not a yiem conversation export; the message says what is wrong."""
 
 
@@ -56,8 +62,17 @@ def import_json(text: str | bytes) -> Transcript:
     """Parse an export; `TranscriptError` names the first problem (and where it is)."""
     try:
         body = json.loads(text)
+    except RecursionError as error:
+        raise TranscriptError(_TOO_DEEP) from error
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise TranscriptError(f"The file is not JSON: {error}.") from error
+    except ValueError as error:  # the only other one: an integer longer than Python converts
+        raise TranscriptError(
+            f"The file holds a number with more than {sys.get_int_max_str_digits():,} digits; "
+            "no conversation has one."
+        ) from error
+    if _depth(body) > MAX_DEPTH:
+        raise TranscriptError(_TOO_DEEP)
     if isinstance(body, list):
         # A bare list of messages (what many tools export) is accepted too.
         body = {"messages": body}
@@ -73,12 +88,39 @@ def import_json(text: str | bytes) -> Transcript:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"][:3])
         raise TranscriptError(f"Message {where} is not valid: {first['msg']}.") from error
+    for number, message in enumerate(messages, start=1):
+        for block in message.content:
+            if isinstance(block, ImageContent):
+                try:
+                    check_image(block)
+                except ImageDataError as error:
+                    raise TranscriptError(
+                        f"Message {number} has an image that cannot be used: {error}."
+                    ) from error
     try:
         return Transcript.model_validate({**body, "messages": messages})
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise TranscriptError(f"Field `{where}` is not valid: {first['msg']}.") from error
+
+
+_TOO_DEEP = f"The file's data is nested too deeply (over {MAX_DEPTH} levels) to be a conversation."
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and objects nest in parsed JSON (walked without recursion)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            if level > MAX_DEPTH:
+                break
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in children)
+    return deepest
 
 
 def _blocks_markdown(content: Sequence[Any]) -> list[str]:
