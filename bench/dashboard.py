@@ -44,11 +44,11 @@ END_MS = 1_796_000_000_000  # fixed, so every run sees the same rows: 2026-11-30
 DAYS = 180
 
 
-def sql_page(engine: Engine, flt: usage.UsageFilter) -> dict[str, Any]:
+def sql_page(engine: Engine, usage_filter: usage.UsageFilter) -> dict[str, Any]:
     """What ui/pages/costs.py asks of yiem.costs for one view."""
     usage.data_range(engine)
     options = usage.filter_options(engine)
-    data = usage.dashboard(engine, flt, TZ)
+    data = usage.dashboard(engine, usage_filter, TZ)
     change = data.headline
     return {
         "requests": change.current.totals.requests,
@@ -80,15 +80,16 @@ COLUMNS = [
 ]
 
 
-def pandas_page(engine: Engine, flt: usage.UsageFilter) -> dict[str, Any]:
+def pandas_page(engine: Engine, usage_filter: usage.UsageFilter) -> dict[str, Any]:
     """The same figures from every row of the range loaded into pandas."""
-    assert flt.start_ms is not None and flt.end_ms is not None
-    length = flt.end_ms - flt.start_ms
+    assert usage_filter.start_ms is not None and usage_filter.end_ms is not None
+    length = usage_filter.end_ms - usage_filter.start_ms
     cols = [usage_table.c[name] for name in COLUMNS]
     with engine.connect() as conn:
         frame = pd.read_sql(
             select(*cols).where(
-                usage_table.c.created_ms >= flt.start_ms - length, usage_table.c.created_ms < flt.end_ms
+                usage_table.c.created_ms >= usage_filter.start_ms - length,
+                usage_table.c.created_ms < usage_filter.end_ms,
             ),
             conn,
         )
@@ -96,8 +97,8 @@ def pandas_page(engine: Engine, flt: usage.UsageFilter) -> dict[str, Any]:
     frame["priced_cost"] = frame["cost_total"].where(frame["price_known"].astype(bool), 0.0)
     frame["error"] = frame["stop_reason"] == "error"
     options = frame[["provider", "model"]].drop_duplicates()  # pandas has only what it loaded
-    now = frame[frame["created_ms"] >= flt.start_ms]
-    before = frame[frame["created_ms"] < flt.start_ms]
+    now = frame[frame["created_ms"] >= usage_filter.start_ms]
+    before = frame[frame["created_ms"] < usage_filter.start_ms]
     local = pd.to_datetime(now["created_ms"], unit="ms", utc=True).dt.tz_convert(TZ)
     cube = now.groupby([local.dt.date.rename("day"), "provider", "model", "stop_reason"], observed=True).agg(
         requests=("id", "size"),
@@ -155,10 +156,10 @@ def peak_mb(run: Callable[[], Any]) -> float:
     return peak / 1e6
 
 
-def measure(engine: Engine, flt: usage.UsageFilter, label: str, repeat: int) -> str:
+def measure(engine: Engine, usage_filter: usage.UsageFilter, label: str, repeat: int) -> str:
     """One table row: both sides timed, checked to agree, and their allocation peaks."""
-    sql_run = partial(sql_page, engine, flt)
-    pandas_run = partial(pandas_page, engine, flt)
+    sql_run = partial(sql_page, engine, usage_filter)
+    pandas_run = partial(pandas_page, engine, usage_filter)
     (sql_time, sql_cpu, sql_result), (pd_time, pd_cpu, pd_result) = timed([sql_run, pandas_run], repeat)
     # Same work on both sides: the figures must agree before the times mean anything.
     assert sql_result["requests"] == pd_result["requests"], (sql_result, pd_result)
@@ -195,8 +196,8 @@ def main() -> None:
                 "last 30 days": usage.UsageFilter(start_ms=start_30, end_ms=end_30),
                 "all time": usage.UsageFilter(start_ms=found[0], end_ms=found[1]),
             }
-            for name, flt in views.items():
-                print(measure(engine, flt, f"| {size:,} | {name} ", args.repeat), flush=True)
+            for name, usage_filter in views.items():
+                print(measure(engine, usage_filter, f"| {size:,} | {name} ", args.repeat), flush=True)
             engine.dispose()
 
 

@@ -16,6 +16,8 @@ from yiem.costs import (
     Counts,
     UsageFilter,
     UsageFilterError,
+    _queries,
+    _sql,
     breakdown_csv,
     counts,
     dashboard,
@@ -31,7 +33,6 @@ from yiem.costs import (
     top_conversations,
     totals,
 )
-from yiem.costs import _costs as usage_module
 from yiem.store import create_store_engine, seed_demo, usage
 from yiem.types import ModelCost
 
@@ -206,7 +207,7 @@ def test_median_above_the_sample_size_stays_close(
         rows = [usage_row(created_ms=i, latency_ms=float(i), ttft_ms=float(i % 100)) for i in range(2001)]
         conn.execute(insert(usage), rows)
     assert medians(engine, UsageFilter()) == (1000.0, 49.0)  # exact: under the sample size
-    monkeypatch.setattr(usage_module, "MEDIAN_SAMPLE", 100)
+    monkeypatch.setattr(_queries, "MEDIAN_SAMPLE", 100)
     latency, ttft = medians(engine, UsageFilter())
     assert latency is not None and abs(latency - 1000) <= 30
     assert ttft is not None and abs(ttft - 50) <= 5
@@ -266,10 +267,10 @@ def test_hourly_index_path_agrees_with_grouping_every_row(
     end_ms = utc_ms("2026-11-01T00:00:00")
     seed_demo(engine, 3_000, days=60, end_ms=end_ms, price_of=lambda p, m: ModelCost(input=1, output=2))
     start, end = local_day_range(date(2026, 9, 10), date(2026, 10, 31), "America/New_York")
-    flt = UsageFilter(start_ms=start + 1_234, end_ms=end, providers=("openai", "anthropic", "local"))
-    fast = summarize(engine, flt, "America/New_York")
-    monkeypatch.setattr(usage_module, "_whole_hours", lambda spans: False)
-    slow = summarize(engine, flt, "America/New_York")
+    usage_filter = UsageFilter(start_ms=start + 1_234, end_ms=end, providers=("openai", "anthropic", "local"))
+    fast = summarize(engine, usage_filter, "America/New_York")
+    monkeypatch.setattr(_sql, "_whole_hours", lambda spans: False)
+    slow = summarize(engine, usage_filter, "America/New_York")
 
     def table(summary: Any) -> dict[Any, Any]:
         return {

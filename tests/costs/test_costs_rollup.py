@@ -10,8 +10,7 @@ import pytest
 from sqlalchemy import Engine, case, func, insert, select, text, update
 
 from tests.fixtures.costs import KNOWN_ROWS, gpt_4o_turn, usage_row, utc_ms
-from yiem.costs import UsageFilter, counts, local_day_range, summarize, top_conversations, totals
-from yiem.costs import _costs as usage_module
+from yiem.costs import UsageFilter, _sql, counts, local_day_range, summarize, top_conversations, totals
 from yiem.store import (
     SCHEMA_VERSION,
     ConversationStore,
@@ -212,9 +211,9 @@ def test_the_page_reads_whole_hours_from_the_rollup_and_edges_from_the_rows(
             insert(usage).values(**usage_row(created_ms=utc_ms("2026-10-26T12:40:00"), cost_input=1.0))
         )
     # A range from 21:15 on the 24th to 12:30 on the 26th (UTC): partial hours at both ends.
-    flt = UsageFilter(start_ms=utc_ms("2026-10-24T21:15:00"), end_ms=utc_ms("2026-10-26T12:30:00"))
-    assert counts(engine, flt).requests == 5  # 21:30 (edge), 22:30, 22:30, 10:00, 12:00 (edge)
-    assert totals(engine, flt).cost_total == pytest.approx(0.01125 + 0.02475 + 0.01125)
+    usage_filter = UsageFilter(start_ms=utc_ms("2026-10-24T21:15:00"), end_ms=utc_ms("2026-10-26T12:30:00"))
+    assert counts(engine, usage_filter).requests == 5  # 21:30 (edge), 22:30, 22:30, 10:00, 12:00 (edge)
+    assert totals(engine, usage_filter).cost_total == pytest.approx(0.01125 + 0.02475 + 0.01125)
     assert counts(engine, UsageFilter()).requests == 6  # an open range reads the rows
 
     # A sum changed in usage_hourly alone shows: whole hours are read from there, not from the rows.
@@ -224,13 +223,13 @@ def test_the_page_reads_whole_hours_from_the_rollup_and_edges_from_the_rows(
             .where(usage_hourly.c.stop_reason == "tool_calls")
             .values(requests=usage_hourly.c.requests + 10)
         )
-    assert counts(engine, flt).requests == 15
+    assert counts(engine, usage_filter).requests == 15
     days = local_day_range(date(2026, 10, 25), date(2026, 10, 26), "Europe/Paris")
     assert summarize(engine, UsageFilter(*days), "Europe/Paris").counts().requests == 5 + 10
     # A conversation filter reads the rows: the change does not show there.
     assert counts(engine, UsageFilter(*days, conversation_id="conv-a")).requests == 2
-    monkeypatch.setattr(usage_module, "_hourly", lambda flt, full=False: None)
-    assert counts(engine, flt).requests == 5
+    monkeypatch.setattr(_sql, "_hourly", lambda usage_filter, full=False: None)
+    assert counts(engine, usage_filter).requests == 5
 
 
 def test_top_conversations_from_the_rollup_equal_the_rows(
@@ -254,16 +253,16 @@ def test_top_conversations_from_the_rollup_equal_the_rows(
         UsageFilter(start_ms=utc_ms("2026-10-24T00:00:00"), end_ms=end_ms, conversation_id="conv-a"),
     ]
 
-    def table(flt: UsageFilter) -> list[Any]:
-        rows = top_conversations(engine, flt, limit=1_000)
+    def table(usage_filter: UsageFilter) -> list[Any]:
+        rows = top_conversations(engine, usage_filter, limit=1_000)
         return [
             (r.conversation_id, r.last_ms, r.totals.requests, r.totals.errors, round(r.totals.cost_total, 9))
             for r in rows
         ]
 
-    fast = [table(flt) for flt in filters]
-    monkeypatch.setattr(usage_module, "_split_hours", lambda flt: None)
-    slow = [table(flt) for flt in filters]
+    fast = [table(usage_filter) for usage_filter in filters]
+    monkeypatch.setattr(_sql, "_split_hours", lambda usage_filter: None)
+    slow = [table(usage_filter) for usage_filter in filters]
     assert len(fast[0]) > 100
     # The replies of 12:00 to 12:45: ten of $0.0061 (see test_rollup_sums_every_kind_of_insert_by_hand).
     assert (conversation.id, utc_ms("2026-10-31T12:45:00"), 10, 0, 0.061) in fast[1]

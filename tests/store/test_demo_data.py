@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import Engine, func, select
 
 from yiem.store import DAY_MS, conversations, create_store_engine, generate, seed_demo, usage
-from yiem.store._store import main
+from yiem.store.__main__ import main
 from yiem.types import ModelCost
 
 END_MS = 1_790_000_000_000

@@ -1,35 +1,36 @@
 """The Costs page's figures, computed in SQL over the usage table and its rollups."""
 
-from yiem.costs._costs import (
-    DAY_MS,
-    EXPORT_COLUMNS,
-    HOUR_MS,
-    PERIODS,
+from yiem.costs._csv import EXPORT_COLUMNS, breakdown_csv, iter_csv, iter_rows
+from yiem.costs._models import (
     BreakdownRow,
     Counts,
     CubeRow,
     Dashboard,
-    Granularity,
     Headline,
     HeadlineChange,
     Summary,
     Totals,
+)
+from yiem.costs._periods import (
+    DAY_MS,
+    HOUR_MS,
+    PERIODS,
+    Granularity,
     UsageFilter,
     UsageFilterError,
-    breakdown_csv,
     choose_granularity,
+    local_day_range,
+    offset_transitions,
+    period_range,
+)
+from yiem.costs._queries import (
     conversation_titles,
     counts,
     dashboard,
     data_range,
     filter_options,
     headline,
-    iter_csv,
-    iter_rows,
-    local_day_range,
     medians,
-    offset_transitions,
-    period_range,
     summarize,
     top_conversations,
     totals,

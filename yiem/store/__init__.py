@@ -1,27 +1,26 @@
 """The store: conversations, messages and usage rows on SQLite or PostgreSQL, with migrations."""
 
+from yiem.store._conversations import Conversation, ConversationStore
 from yiem.store._demo_data import DAY_MS, generate, seed_demo
-from yiem.store._experiment_tables import experiment_outcomes, experiment_runs, experiments
-from yiem.store._store import (
-    ERROR_STOP_REASON,
-    SCHEMA_VERSION,
-    USAGE_HOUR_EXPRESSION,
-    Conversation,
+from yiem.store._engine import create_store_engine, database_url
+from yiem.store._errors import (
     ConversationNotFoundError,
-    ConversationStore,
     SchemaTooNewError,
     StoreError,
     StoreUnavailableError,
+)
+from yiem.store._experiment_tables import experiment_outcomes, experiment_runs, experiments
+from yiem.store._migrations import SCHEMA_VERSION, current_schema_version
+from yiem.store._schema import (
+    ERROR_STOP_REASON,
+    USAGE_HOUR_EXPRESSION,
     conversations,
-    create_store_engine,
-    current_schema_version,
-    database_url,
     messages,
     usage,
     usage_conversation_hourly,
     usage_hourly,
-    usage_row,
 )
+from yiem.store._usage_rows import usage_row
 
 __all__ = [
     "DAY_MS",

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine, insert
 
-from yiem.store._store import conversations, usage
+from yiem.store._schema import conversations, usage
 from yiem.types import ModelCost
 
 DAY_MS = 86_400_000

@@ -20,7 +20,7 @@ from sqlalchemy import (
     Text,
 )
 
-from yiem.store._store import metadata
+from yiem.store._schema import metadata
 
 # The experiment as last edited in the page: dataset, variants, scorers, settings (JSON).
 experiments = Table(

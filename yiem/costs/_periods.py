@@ -1,0 +1,150 @@
+"""Which usage rows the page reads: the filter, named periods, local days and the zone's offsets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, Literal
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import ColumnElement, and_, true
+
+from yiem.errors import YiemError
+from yiem.store import usage
+
+HOUR_MS = 3_600_000
+DAY_MS = 86_400_000
+
+Granularity = Literal["hour", "day"]
+
+
+class UsageFilterError(YiemError, ValueError):
+    """A filter the dashboard cannot apply (e.g. a range that ends before it starts).
+
+    Also a ValueError: callers that validated input with `except ValueError` keep working.
+    """
+
+
+@dataclass(frozen=True)
+class UsageFilter:
+    """Which usage rows to aggregate: a half-open time range and optional dimensions."""
+
+    start_ms: int | None = None
+    end_ms: int | None = None  # exclusive
+    providers: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    conversation_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.start_ms is not None and self.end_ms is not None and self.end_ms <= self.start_ms:
+            raise UsageFilterError("The date range ends before it starts; pick an end after the start.")
+
+    def previous(self) -> UsageFilter | None:
+        """The same filter over the period of the same length just before this one."""
+        if self.start_ms is None or self.end_ms is None:
+            return None
+        length = self.end_ms - self.start_ms
+        return replace(self, start_ms=self.start_ms - length, end_ms=self.start_ms)
+
+    def where(self, time_index: bool = True) -> ColumnElement[bool]:
+        """The SQL condition for these rows.
+
+        `time_index=False` writes the time range as `created_ms + 0`, which no index matches: SQLite
+        then picks an index by the query's GROUP BY instead of by the range.
+        """
+        created: ColumnElement[Any] = usage.c.created_ms if time_index else usage.c.created_ms + 0
+        parts: list[ColumnElement[bool]] = []
+        if self.start_ms is not None:
+            parts.append(created >= self.start_ms)
+        if self.end_ms is not None:
+            parts.append(created < self.end_ms)
+        if self.providers:
+            parts.append(usage.c.provider.in_(self.providers))
+        if self.models:
+            parts.append(usage.c.model.in_(self.models))
+        if self.conversation_id is not None:
+            parts.append(usage.c.conversation_id == self.conversation_id)
+        return and_(true(), *parts)
+
+
+def local_day_range(first: date, last: date, tz: str) -> tuple[int, int]:
+    """Epoch ms of local midnight starting `first` and of the one ending `last` (inclusive days)."""
+    if last < first:
+        raise UsageFilterError(f"The date range ends ({last}) before it starts ({first}).")
+    zone = _zone(tz)
+    start = datetime(first.year, first.month, first.day, tzinfo=zone)
+    after = last + timedelta(days=1)
+    end = datetime(after.year, after.month, after.day, tzinfo=zone)
+    return int(start.timestamp() * 1000), int(end.timestamp() * 1000)
+
+
+PERIODS: dict[str, str] = {
+    "24h": "Last 24 hours",
+    "7d": "Last 7 days",
+    "30d": "Last 30 days",
+    "90d": "Last 90 days",
+    "all": "All time",
+    "custom": "Custom dates",
+}
+
+
+def period_range(
+    period: str, tz: str, now_ms: int, dates: tuple[date, date] | None = None
+) -> tuple[int, int]:
+    """The [start, end) ms of a named period ending now: whole local days, or the last 24 hours.
+
+    "custom" needs `dates` (first and last day, inclusive); "all" is resolved by `data_range`.
+    """
+    if period == "24h":
+        return now_ms - DAY_MS, now_ms + 1
+    if period == "custom":
+        if dates is None:
+            raise UsageFilterError("Pick the first and the last day of the custom range.")
+        return local_day_range(dates[0], dates[1], tz)
+    days = {"7d": 7, "30d": 30, "90d": 90}.get(period)
+    if days is None:
+        raise UsageFilterError(f"Unknown period {period!r}; use one of {', '.join(PERIODS)}.")
+    today = datetime.fromtimestamp(now_ms / 1000, tz=_zone(tz)).date()
+    return local_day_range(today - timedelta(days=days - 1), today, tz)
+
+
+def _zone(tz: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(tz)
+    except (KeyError, ValueError) as exc:
+        raise UsageFilterError(f"Unknown time zone {tz!r}; use an IANA name such as 'Europe/Paris'.") from exc
+
+
+def offset_transitions(tz: str, start_ms: int, end_ms: int) -> list[tuple[int, int]]:
+    """The zone's UTC offsets (ms) over [start_ms, end_ms) as (from_ms, offset_ms), in order.
+
+    Offsets are probed daily and each change is pinned to the millisecond by bisection, so a DST
+    change inside the range splits it exactly where the zone's clocks change.
+    """
+    zone = _zone(tz)
+
+    def offset_at(ms: int) -> int:
+        delta = datetime.fromtimestamp(ms / 1000, tz=UTC).astimezone(zone).utcoffset()
+        return int(delta.total_seconds() * 1000) if delta else 0
+
+    spans = [(start_ms, offset_at(start_ms))]
+    probe = start_ms
+    while probe < end_ms:
+        nxt = min(probe + DAY_MS, end_ms)
+        if offset_at(nxt) != spans[-1][1]:
+            low, high = probe, nxt  # the offset changes in (low, high]: find the first ms that differs
+            while high - low > 1:
+                mid = (low + high) // 2
+                if offset_at(mid) == spans[-1][1]:
+                    low = mid
+                else:
+                    high = mid
+            if high < end_ms:
+                spans.append((high, offset_at(high)))
+        probe = nxt
+    return spans
+
+
+def choose_granularity(start_ms: int, end_ms: int) -> Granularity:
+    """Hours for ranges of up to three days, days beyond."""
+    return "hour" if end_ms - start_ms <= 3 * DAY_MS else "day"

@@ -1,0 +1,233 @@
+"""The Costs page's queries: each runs the SQL of yiem.costs._sql and returns result models."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from sqlalchemy import Engine, and_, func, select
+
+from yiem.costs._models import (
+    BreakdownRow,
+    Counts,
+    CubeRow,
+    Dashboard,
+    Headline,
+    HeadlineChange,
+    Summary,
+    Totals,
+)
+from yiem.costs._periods import (
+    DAY_MS,
+    HOUR_MS,
+    Granularity,
+    UsageFilter,
+    choose_granularity,
+    offset_transitions,
+)
+from yiem.costs._sql import counts_query, cube_query, per_conversation, read_counts, read_totals
+from yiem.store import conversations, usage
+
+# Above this many requests a median is read from an evenly spread sample of them (by id), so the
+# page never pulls every latency out of the database; at or below it the median is exact.
+MEDIAN_SAMPLE = 20_000
+
+
+def data_range(engine: Engine, usage_filter: UsageFilter | None = None) -> tuple[int, int] | None:
+    """Epoch ms of the first and just after the last usage row (under `usage_filter`), or None with none."""
+    created = usage.c.created_ms
+    # Two scalar subqueries without a WHERE: each is one index seek on SQLite and PostgreSQL alike;
+    # min and max over a filtered range read the whole range.
+    first = select(func.min(created)).scalar_subquery()
+    last = select(func.max(created)).scalar_subquery()
+    if usage_filter is not None:
+        first, last = (
+            select(agg(created)).where(usage_filter.where()).scalar_subquery() for agg in (func.min, func.max)
+        )
+    with engine.connect() as conn:
+        low, high = conn.execute(select(first, last)).one()
+    return None if low is None else (int(low), int(high) + 1)
+
+
+def summarize(
+    engine: Engine, usage_filter: UsageFilter, tz: str, granularity: Granularity | None = None
+) -> Summary:
+    """The cube for `usage_filter`: counts per local hour or day, provider, model and stop reason."""
+    start_ms, end_ms = usage_filter.start_ms, usage_filter.end_ms
+    if start_ms is None or end_ms is None:
+        found = data_range(engine, usage_filter)
+        if found is None:
+            return Summary(granularity=granularity or "day", tz=tz, rows=[])
+        start_ms = found[0] if start_ms is None else start_ms
+        end_ms = found[1] if end_ms is None else end_ms
+    grain = granularity or choose_granularity(start_ms, end_ms)
+    size = HOUR_MS if grain == "hour" else DAY_MS
+    bounded = replace(usage_filter, start_ms=start_ms, end_ms=end_ms)
+    query = cube_query(bounded, offset_transitions(tz, start_ms, end_ms), size)
+    epoch = datetime(1970, 1, 1)
+    with engine.connect() as conn:
+        rows = [
+            CubeRow(
+                bucket=epoch + timedelta(milliseconds=int(r.bucket) * size),
+                provider=r.provider,
+                model=r.model,
+                stop_reason=r.stop_reason,
+                totals=read_counts(r._mapping),
+            )
+            for r in conn.execute(query)
+        ]
+    return Summary(granularity=grain, tz=tz, rows=rows)
+
+
+def counts(engine: Engine, usage_filter: UsageFilter) -> Counts:
+    """The `Counts` of `usage_filter` in one ungrouped query (from usage_hourly where the filter allows)."""
+    with engine.connect() as conn:
+        return read_counts(conn.execute(counts_query(usage_filter)).one()._mapping)
+
+
+def totals(engine: Engine, usage_filter: UsageFilter) -> Totals:
+    """The sums for `usage_filter` in one ungrouped query (from usage_hourly where the filter allows)."""
+    with engine.connect() as conn:
+        return read_totals(conn.execute(counts_query(usage_filter, full=True)).one()._mapping)
+
+
+def medians(
+    engine: Engine, usage_filter: UsageFilter, count: int | None = None
+) -> tuple[float | None, float | None]:
+    """Median latency and time to first token (ms) of `usage_filter`'s requests.
+
+    Exact up to MEDIAN_SAMPLE requests; above, the median of every k-th row by id, so at most
+    about MEDIAN_SAMPLE values leave the database whatever the number of rows. Pass `count`
+    (the number of rows `usage_filter` selects) when known, to save counting them again.
+    """
+    if count is None:
+        count = counts(engine, usage_filter).requests
+    with engine.connect() as conn:
+        step = max(1, -(-int(count) // MEDIAN_SAMPLE))
+        condition = usage_filter.where() if step == 1 else and_(usage_filter.where(), usage.c.id % step == 0)
+        latencies: list[float] = []
+        ttfts: list[float] = []
+        for latency, ttft in conn.execute(select(usage.c.latency_ms, usage.c.ttft_ms).where(condition)):
+            if latency is not None:
+                latencies.append(float(latency))
+            if ttft is not None:
+                ttfts.append(float(ttft))
+    return _median(latencies), _median(ttfts)
+
+
+def _median(values: list[float]) -> float | None:
+    if not values:
+        return None
+    values.sort()
+    middle = len(values) // 2
+    return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+
+
+def headline(engine: Engine, usage_filter: UsageFilter) -> HeadlineChange:
+    """Headline figures for `usage_filter` and for the period of the same length before it."""
+    now_totals = totals(engine, usage_filter)
+    latency, ttft = medians(engine, usage_filter, now_totals.requests)
+    now = Headline(totals=now_totals, median_latency_ms=latency, median_ttft_ms=ttft)
+    before_filter = usage_filter.previous()
+    if before_filter is None:
+        return HeadlineChange(current=now)
+    before_totals = totals(engine, before_filter)
+    before_latency, before_ttft = medians(engine, before_filter, before_totals.requests)
+    before = Headline(totals=before_totals, median_latency_ms=before_latency, median_ttft_ms=before_ttft)
+    return HeadlineChange(current=now, previous=before)
+
+
+def top_conversations(engine: Engine, usage_filter: UsageFilter, limit: int = 10) -> list[BreakdownRow]:
+    """The `limit` most expensive conversations (then most requests), with their titles."""
+    sums = per_conversation(usage_filter)
+    grouped = (
+        select(sums)
+        .order_by(sums.c.cost_total.desc(), sums.c.requests.desc(), sums.c.conversation_id)
+        .limit(limit)
+        .subquery()
+    )
+    query = select(grouped, conversations.c.title).select_from(
+        grouped.outerjoin(conversations, conversations.c.id == grouped.c.conversation_id)
+    )
+    rows = []
+    with engine.connect() as conn:
+        for r in conn.execute(query):
+            cid = r.conversation_id
+            title = r.title or ("(no conversation)" if cid is None else "(deleted conversation)")
+            rows.append(
+                BreakdownRow(
+                    key=cid or "",
+                    label=title,
+                    conversation_id=cid,
+                    last_ms=int(r.last_ms),
+                    totals=read_counts(r._mapping),
+                )
+            )
+    return sorted(rows, key=lambda r: (-r.totals.cost_total, -r.totals.requests, r.key))
+
+
+def dashboard(
+    engine: Engine,
+    usage_filter: UsageFilter,
+    tz: str,
+    granularity: Granularity | None = None,
+    top_filter: UsageFilter | None = None,
+    top_limit: int = 50,
+) -> Dashboard:
+    """The cube, the headline and the top conversations (over `top_filter`, default `usage_filter`).
+
+    This period's headline counts are the cube's own, so its rows are read once. The queries are
+    independent and run side by side, each on its own pooled connection: the database works on
+    two cores while Python waits (sqlite3 and psycopg release the GIL).
+    """
+    before_filter = usage_filter.previous()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        cube = pool.submit(summarize, engine, usage_filter, tz, granularity)
+        top = pool.submit(top_conversations, engine, top_filter or usage_filter, top_limit)
+        now_medians = pool.submit(medians, engine, usage_filter)
+        before = pool.submit(_period_headline, engine, before_filter) if before_filter else None
+        summary = cube.result()
+        latency, ttft = now_medians.result()
+        now = Headline(totals=summary.counts(), median_latency_ms=latency, median_ttft_ms=ttft)
+        change = HeadlineChange(current=now, previous=before.result() if before else None)
+        return Dashboard(summary=summary, headline=change, top_conversations=top.result())
+
+
+def _period_headline(engine: Engine, usage_filter: UsageFilter) -> Headline:
+    found = counts(engine, usage_filter)
+    latency, ttft = medians(engine, usage_filter, found.requests)
+    return Headline(totals=found, median_latency_ms=latency, median_ttft_ms=ttft)
+
+
+def filter_options(engine: Engine) -> list[tuple[str, str]]:
+    """Every (provider, model) pair the store has usage for, sorted.
+
+    A skip scan over the (provider, model) index: a couple of seeks per distinct pair instead of
+    reading one index entry per request. (A row-value `(provider, model) > (?, ?)` would seek on
+    the provider only and then walk every request of it.)
+    """
+    c = usage.c
+    first = select(c.provider, c.model).order_by(c.provider, c.model).limit(1)
+    found: list[tuple[str, str]] = []
+    with engine.connect() as conn:
+        row = conn.execute(first).first()
+        while row is not None:
+            found.append((row.provider, row.model))
+            same_provider = first.where(c.provider == row.provider, c.model > row.model)
+            row = (
+                conn.execute(same_provider).first()
+                or conn.execute(first.where(c.provider > row.provider)).first()
+            )
+    return found
+
+
+def conversation_titles(engine: Engine, ids: Iterable[str]) -> dict[str, str]:
+    """Titles of the given conversations (missing ones are left out)."""
+    wanted = list(ids)
+    if not wanted:
+        return {}
+    query = select(conversations.c.id, conversations.c.title).where(conversations.c.id.in_(wanted))
+    with engine.connect() as conn:
+        return {r.id: r.title for r in conn.execute(query)}

@@ -1,0 +1,259 @@
+"""Conversations and their messages: create, list, rename, append, load, delete."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+from sqlalchemy import delete, false, func, insert, select, update
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+
+from yiem.store._errors import ConversationNotFoundError, StoreError
+from yiem.store._schema import conversations, messages, usage
+from yiem.store._usage_rows import usage_row
+from yiem.redaction import redact
+from yiem.types import AgentMessage, AssistantMessage, AssistantMessageToolCall, LlmModel
+
+_MESSAGES: TypeAdapter[AgentMessage] = TypeAdapter(AgentMessage)
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _to_datetime(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One conversation's header (its messages are loaded separately)."""
+
+    id: str
+    title: str
+    provider: str
+    model: str
+    system_prompt: str
+    created: datetime
+    updated: datetime
+    hidden: bool = False
+
+
+def _conversation(row: Any) -> Conversation:
+    return Conversation(
+        id=row.id,
+        title=row.title,
+        provider=row.provider,
+        model=row.model,
+        system_prompt=row.system_prompt,
+        created=_to_datetime(row.created_ms),
+        updated=_to_datetime(row.updated_ms),
+        hidden=bool(row.hidden),
+    )
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+class ConversationStore:
+    """Reads and writes conversations; every write is its own transaction, so a crash loses little."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    # conversations
+
+    def create(
+        self, title: str = "", provider: str = "", model: str = "", system_prompt: str = ""
+    ) -> Conversation:
+        """A new, empty conversation."""
+        now = _now_ms()
+        row = {
+            "id": str(uuid.uuid4()),
+            "title": redact(title),
+            "provider": provider,
+            "model": model,
+            "system_prompt": redact(system_prompt),
+            "created_ms": now,
+            "updated_ms": now,
+        }
+        with self.engine.begin() as conn:
+            conn.execute(insert(conversations).values(**row))
+        return self.get(str(row["id"]))
+
+    def get(self, conversation_id: str) -> Conversation:
+        """The conversation with this id, or `ConversationNotFoundError`."""
+        with self.engine.connect() as conn:
+            row = conn.execute(select(conversations).where(conversations.c.id == conversation_id)).first()
+        if row is None:
+            raise ConversationNotFoundError(f"No conversation with id {conversation_id!r}.")
+        return _conversation(row)
+
+    def exists(self, conversation_id: str) -> bool:
+        """Whether a conversation with this id is stored."""
+        with self.engine.connect() as conn:
+            found = conn.execute(
+                select(conversations.c.id).where(conversations.c.id == conversation_id)
+            ).first()
+        return found is not None
+
+    def list_conversations(self, search: str = "", limit: int = 200) -> list[Conversation]:
+        """Most recently updated first, hidden ones left out; `search` keeps titles that contain it."""
+        query = (
+            select(conversations)
+            .where(conversations.c.hidden == false())
+            .order_by(conversations.c.updated_ms.desc())
+            .limit(limit)
+        )
+        if search.strip():
+            pattern = f"%{_escape_like(search.strip().lower())}%"
+            query = query.where(func.lower(conversations.c.title).like(pattern, escape="\\"))
+        with self.engine.connect() as conn:
+            return [_conversation(row) for row in conn.execute(query)]
+
+    def reveal(self, conversation_id: str) -> None:
+        """Put a hidden conversation (an experiment item's transcript) in Chat's list, at the top."""
+        self._update(conversation_id, hidden=False)
+
+    def rename(self, conversation_id: str, title: str) -> None:
+        """Set the title."""
+        self._update(conversation_id, title=redact(title))
+
+    def update_settings(
+        self,
+        conversation_id: str,
+        *,
+        provider: str | None = None,
+        model: str | None = None,
+        system_prompt: str | None = None,
+    ) -> None:
+        """Record the provider, model or system prompt the conversation now uses."""
+        prompt = None if system_prompt is None else redact(system_prompt)
+        values = {"provider": provider, "model": model, "system_prompt": prompt}
+        self._update(conversation_id, **{key: value for key, value in values.items() if value is not None})
+
+    def _update(self, conversation_id: str, **values: Any) -> None:
+        with self.engine.begin() as conn:
+            result = conn.execute(
+                update(conversations)
+                .where(conversations.c.id == conversation_id)
+                .values(**values, updated_ms=_now_ms())
+            )
+        if result.rowcount == 0:
+            raise ConversationNotFoundError(f"No conversation with id {conversation_id!r}.")
+
+    def delete(self, conversation_id: str) -> None:
+        """Remove the conversation and its messages; its usage rows stay (money spent stays spent)."""
+        with self.engine.begin() as conn:
+            conn.execute(delete(messages).where(messages.c.conversation_id == conversation_id))
+            result = conn.execute(delete(conversations).where(conversations.c.id == conversation_id))
+        if result.rowcount == 0:
+            raise ConversationNotFoundError(f"No conversation with id {conversation_id!r}.")
+
+    # messages
+
+    def append_message(
+        self, conversation_id: str, message: AgentMessage, model: LlmModel | None = None
+    ) -> int:
+        """Save one finished message at the end (with its usage row if it is an assistant reply).
+
+        Returns its position. The message, its usage and the conversation's `updated` time are one
+        transaction: after a crash either all of them are there or none.
+        """
+        # No secret the server knows is ever written (a provider may echo a key in its error).
+        data = redact(message.model_dump_json(by_alias=True))
+        for _attempt in range(3):
+            try:
+                with self.engine.begin() as conn:
+                    now = _now_ms()
+                    touched = conn.execute(
+                        update(conversations)
+                        .where(conversations.c.id == conversation_id)
+                        .values(updated_ms=now)
+                    )
+                    if touched.rowcount == 0:
+                        raise ConversationNotFoundError(
+                            f"No conversation with id {conversation_id!r}; the message was not saved."
+                        )
+                    last = conn.execute(
+                        select(func.max(messages.c.position)).where(
+                            messages.c.conversation_id == conversation_id
+                        )
+                    ).scalar()
+                    position = 0 if last is None else int(last) + 1
+                    conn.execute(
+                        insert(messages).values(
+                            conversation_id=conversation_id,
+                            position=position,
+                            role=message.role,
+                            data=data,
+                            created_ms=now,
+                        )
+                    )
+                    if isinstance(message, AssistantMessage | AssistantMessageToolCall):
+                        conn.execute(insert(usage).values(**usage_row(message, model, conversation_id)))
+                return position
+            except IntegrityError:
+                # Another writer (a second replica) took the same position; count again.
+                continue
+        raise StoreError(f"Could not append to conversation {conversation_id!r}: concurrent writers.")
+
+    def load_messages(self, conversation_id: str) -> list[AgentMessage]:
+        """The conversation's messages in order, as typed messages."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(messages.c.position, messages.c.data)
+                .where(messages.c.conversation_id == conversation_id)
+                .order_by(messages.c.position)
+            ).all()
+        loaded: list[AgentMessage] = []
+        for row in rows:
+            try:
+                loaded.append(_MESSAGES.validate_json(row.data))
+            except ValidationError as error:
+                raise StoreError(
+                    f"Message {row.position} of conversation {conversation_id!r} is not a valid "
+                    f"message: {error.errors()[0]['msg']}"
+                ) from error
+        return loaded
+
+    def truncate(self, conversation_id: str, keep: int) -> None:
+        """Keep only the first `keep` messages (to regenerate or resend from an earlier point)."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                delete(messages).where(
+                    messages.c.conversation_id == conversation_id, messages.c.position >= keep
+                )
+            )
+            conn.execute(
+                update(conversations)
+                .where(conversations.c.id == conversation_id)
+                .values(updated_ms=_now_ms())
+            )
+
+    def replace_messages(self, conversation_id: str, new_messages: Sequence[AgentMessage]) -> None:
+        """Store these messages as the whole conversation, without usage rows (used by import)."""
+        now = _now_ms()
+        with self.engine.begin() as conn:
+            conn.execute(delete(messages).where(messages.c.conversation_id == conversation_id))
+            if new_messages:
+                conn.execute(
+                    insert(messages),
+                    [
+                        {
+                            "conversation_id": conversation_id,
+                            "position": position,
+                            "role": message.role,
+                            "data": redact(message.model_dump_json(by_alias=True)),
+                            "created_ms": now,
+                        }
+                        for position, message in enumerate(new_messages)
+                    ],
+                )

@@ -1,0 +1,147 @@
+"""Schema versions: each migration takes the schema from version N to N+1 (see docs/store.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import Connection, Engine, delete, func, insert, inspect, select, text
+from sqlalchemy.schema import CreateIndex
+
+from yiem.store._errors import SchemaTooNewError
+from yiem.store._rollups import ROLLUPS, install_rollup
+from yiem.store._schema import metadata, schema_version, usage_conversation_hourly, usage_hourly
+
+
+def _migrate_1_to_2(conn: Connection) -> None:
+    # Version 2 adds the indexes the sidebar (recent conversations) and the dashboard filter need;
+    # `_ensure_indexes` creates them, so this step only has to exist to be counted.
+    _ensure_indexes(conn)
+
+
+_WIDENED_TO_TEXT = [
+    ("conversations", "provider"),
+    ("conversations", "model"),
+    ("usage", "provider"),
+    ("usage", "api"),
+    ("usage", "model"),
+    ("usage", "stop_reason"),
+]
+
+
+def _migrate_2_to_3(conn: Connection) -> None:
+    # Version 3 makes the names TEXT (see above). SQLite stores them alike whatever the declared
+    # type, so only PostgreSQL's columns change (varchar to text rewrites no table there).
+    if conn.dialect.name != "postgresql":
+        return
+    existing_tables = set(inspect(conn).get_table_names())  # a version-1 database has no usage yet
+    for table, column in _WIDENED_TO_TEXT:
+        if table in existing_tables:
+            conn.execute(text(f"ALTER TABLE {table} ALTER COLUMN {column} TYPE TEXT"))
+
+
+def _migrate_3_to_4(conn: Connection) -> None:
+    # Version 4 adds usage_hourly, kept by a trigger, and fills it from the existing usage rows.
+    install_rollup(conn, usage_hourly)
+
+
+def _migrate_4_to_5(conn: Connection) -> None:
+    # Version 5 adds usage_conversation_hourly the same way.
+    install_rollup(conn, usage_conversation_hourly)
+
+
+_ADDED_IN_6 = [("conversations", "hidden"), ("usage", "experiment_id"), ("usage", "run_id")]
+
+
+def _migrate_5_to_6(conn: Connection) -> None:
+    # Version 6 adds the experiments' tables (created by create_all after the steps), hidden
+    # conversations and usage rows tagged with an experiment and run. A database that replayed
+    # the earlier steps may have made usage with these columns already (the rollup steps create
+    # the table from today's metadata): add only what is missing.
+    existing = set(inspect(conn).get_table_names())
+    for table_name, column_name in _ADDED_IN_6:
+        if table_name not in existing:
+            continue
+        if column_name in {c["name"] for c in inspect(conn).get_columns(table_name)}:
+            continue
+        column = metadata.tables[table_name].c[column_name]
+        kind = column.type.compile(dialect=conn.dialect)
+        default = " NOT NULL DEFAULT false" if column_name == "hidden" else ""
+        conn.execute(text(f"ALTER TABLE {table_name} ADD COLUMN {column_name} {kind}{default}"))
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {
+    1: _migrate_1_to_2,
+    2: _migrate_2_to_3,
+    3: _migrate_3_to_4,
+    4: _migrate_4_to_5,
+    5: _migrate_5_to_6,
+}
+SCHEMA_VERSION = 1 + len(MIGRATIONS)
+
+
+def _ensure_indexes(conn: Connection) -> None:
+    # create_all skips tables that exist, and with them any index added to those tables later.
+    existing_tables = set(inspect(conn).get_table_names())
+    present = _postgres_index_names(conn)
+    for table in metadata.sorted_tables:
+        if table.name not in existing_tables:
+            continue
+        # IF NOT EXISTS rather than reflection, which skips expression indexes (ix_usage_hour).
+        for index in table.indexes:
+            if index.name not in present:
+                conn.execute(CreateIndex(index, if_not_exists=True))
+
+
+def _postgres_index_names(conn: Connection) -> set[str]:
+    # On PostgreSQL even CREATE INDEX IF NOT EXISTS locks the table against writes first, so every
+    # replica start would wait for the writes in flight and hold up the ones after: skip the
+    # indexes already there (pg_indexes lists expression indexes too).
+    if conn.dialect.name != "postgresql":
+        return set()
+    found = conn.execute(text("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"))
+    return set(found.scalars())
+
+
+def current_schema_version(conn: Connection) -> int:
+    """The version stamped in the database; 1 for tables made before versioning; 0 when empty."""
+    tables = set(inspect(conn).get_table_names())
+    if "schema_version" in tables:
+        found = conn.execute(select(func.max(schema_version.c.version))).scalar()
+        if found is not None:
+            return int(found)
+    return 1 if "conversations" in tables else 0
+
+
+# Replicas sharing one PostgreSQL database each migrate as they start; this transaction-scoped
+# advisory lock makes them take turns, so the second finds the first's tables instead of racing
+# it to CREATE TABLE. The key is arbitrary but fixed.
+_MIGRATION_LOCK_KEY = 0x7969656D  # "yiem"
+
+
+def migrate(engine: Engine) -> int:
+    """Bring the schema to `SCHEMA_VERSION`; returns the version it found."""
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY})
+        elif conn.dialect.name == "sqlite":
+            # Take the write lock now: Python's sqlite3 would run the DDL outside any transaction,
+            # and a writer slipping in between the rollup's trigger and its refill would count twice.
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        found = current_schema_version(conn)
+        if found > SCHEMA_VERSION:
+            raise SchemaTooNewError(
+                f"The database at {engine.url.render_as_string(hide_password=True)} has schema "
+                f"version {found}, newer than this yiem ({SCHEMA_VERSION}). Upgrade yiem."
+            )
+        if found == 0:
+            metadata.create_all(conn)
+            for rollup in ROLLUPS:
+                install_rollup(conn, rollup)
+        else:
+            for version in range(found, SCHEMA_VERSION):
+                MIGRATIONS[version](conn)
+            metadata.create_all(conn)  # tables a migration step introduced, if any
+        _ensure_indexes(conn)
+        conn.execute(delete(schema_version))
+        conn.execute(insert(schema_version).values(version=SCHEMA_VERSION))
+    return found

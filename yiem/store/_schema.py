@@ -1,0 +1,209 @@
+"""The store's tables: conversations, messages, usage rows and the usage rollups."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+    false,
+    text,
+)
+
+metadata = MetaData()
+
+# Names that come from servers, users or imports (provider, model, api, stop reason) are TEXT:
+# SQLite never enforced the VARCHAR lengths they once had, PostgreSQL refuses a longer value.
+# Times are epoch milliseconds (UTC): bucketing by day or hour is then plain integer arithmetic
+# that SQLite and PostgreSQL evaluate alike.
+conversations = Table(
+    "conversations",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("title", Text, nullable=False, default=""),
+    Column("provider", Text, nullable=False, default=""),
+    Column("model", Text, nullable=False, default=""),
+    Column("system_prompt", Text, nullable=False, default=""),
+    Column("created_ms", BigInteger, nullable=False),
+    Column("updated_ms", BigInteger, nullable=False),
+    # An experiment item's transcript: kept out of Chat's list until someone opens it there.
+    Column("hidden", Boolean, nullable=False, default=False, server_default=false()),
+    Index("ix_conversations_updated", "updated_ms"),
+)
+
+messages = Table(
+    "messages",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column(
+        "conversation_id",
+        String(36),
+        ForeignKey("conversations.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("position", Integer, nullable=False),
+    Column("role", String(20), nullable=False),
+    Column("data", Text, nullable=False),  # the message as JSON with the spec's field names
+    Column("created_ms", BigInteger, nullable=False),
+    Index("ix_messages_conversation_position", "conversation_id", "position", unique=True),
+)
+
+# The columns yiem.costs.Counts sums: an index holding them answers the Costs page by itself.
+_USAGE_COUNT_COLUMNS = (
+    "price_known",
+    "cost_total",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
+# The UTC hour of a usage row; yiem.costs writes the same text so the expression index matches.
+USAGE_HOUR_EXPRESSION = "(created_ms / 3600000)"
+
+usage = Table(
+    "usage",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("created_ms", BigInteger, nullable=False),
+    Column("conversation_id", String(36), nullable=True),
+    Column("provider", Text, nullable=False, default=""),
+    Column("api", Text, nullable=False, default=""),
+    Column("model", Text, nullable=False, default=""),
+    Column("input_tokens", Integer, nullable=False, default=0),
+    Column("output_tokens", Integer, nullable=False, default=0),
+    Column("cache_read_tokens", Integer, nullable=False, default=0),
+    Column("cache_write_tokens", Integer, nullable=False, default=0),
+    Column("reasoning_tokens", Integer, nullable=False, default=0),
+    Column("cost_input", Float, nullable=False, default=0.0),
+    Column("cost_output", Float, nullable=False, default=0.0),
+    Column("cost_cache_read", Float, nullable=False, default=0.0),
+    Column("cost_cache_write", Float, nullable=False, default=0.0),
+    Column("cost_total", Float, nullable=False, default=0.0),
+    Column("price_known", Boolean, nullable=False, default=False),
+    Column("latency_ms", Float, nullable=True),
+    Column("ttft_ms", Float, nullable=True),
+    Column("stop_reason", Text, nullable=False, default=""),
+    Column("error", Text, nullable=True),
+    # Set on the rows of experiment runs (the items' replies and the rubric judges'), so the
+    # Costs page can filter by experiment.
+    Column("experiment_id", String(36), nullable=True),
+    Column("run_id", String(36), nullable=True),
+    Index("ix_usage_created", "created_ms"),
+    Index("ix_usage_experiment", "experiment_id", "run_id"),
+    Index("ix_usage_conversation", "conversation_id"),
+    # The Costs page reads a time range and groups it: this index holds every column it reads,
+    # in time order, so SQLite answers from the index alone without visiting the table.
+    Index(
+        "ix_usage_dashboard",
+        "created_ms",
+        "provider",
+        "model",
+        "stop_reason",
+        "price_known",
+        "conversation_id",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
+        "reasoning_tokens",
+        "cost_input",
+        "cost_output",
+        "cost_cache_read",
+        "cost_cache_write",
+        "cost_total",
+        "latency_ms",
+        "ttft_ms",
+    ),
+    Index("ix_usage_provider_model", "provider", "model"),  # the page's filter choices
+    # The Costs page's charts: requests in UTC-hour order, then grouped by model and stop reason,
+    # so summing them per hour needs no sort (yiem.costs groups the hours into local days).
+    Index(
+        "ix_usage_hour",
+        text(USAGE_HOUR_EXPRESSION),
+        "provider",
+        "model",
+        "stop_reason",
+        "created_ms",
+        *_USAGE_COUNT_COLUMNS,
+    ),
+    # The top conversations: read in conversation order, SQLite groups them as it goes instead of
+    # sorting every request of the period (yiem.costs.top_conversations asks for this index).
+    Index(
+        "ix_usage_conversation_totals",
+        "conversation_id",
+        "created_ms",
+        "provider",
+        "model",
+        "stop_reason",
+        *_USAGE_COUNT_COLUMNS,
+    ),
+)
+
+# The stop reason of a failed request; the rollups count these as errors.
+ERROR_STOP_REASON = "error"
+
+
+def _count_columns(*extra: Column[Any]) -> list[Column[Any]]:
+    names = ["requests", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"]
+    names += ["reasoning_tokens", "unpriced_requests"]
+    return [
+        *(Column(name, BigInteger, nullable=False) for name in names),
+        Column("cost_total", Float, nullable=False),
+        *extra,
+    ]
+
+
+# Per hour, provider, model and stop reason: the cube, the headline, the previous period.
+usage_hourly = Table(
+    "usage_hourly",
+    metadata,
+    Column("hour", BigInteger, nullable=False),  # created_ms // 3_600_000
+    Column("provider", Text, nullable=False),
+    Column("model", Text, nullable=False),
+    Column("stop_reason", Text, nullable=False),
+    *_count_columns(
+        Column("cost_input", Float, nullable=False),
+        Column("cost_output", Float, nullable=False),
+        Column("cost_cache_read", Float, nullable=False),
+        Column("cost_cache_write", Float, nullable=False),
+        Column("unpriced_tokens", BigInteger, nullable=False),
+    ),
+    # In hour order, so the page's range is one seek and its hours come out grouped.
+    PrimaryKeyConstraint("hour", "provider", "model", "stop_reason"),
+    sqlite_with_rowid=False,
+)
+
+# Per conversation ('' for none), hour, provider and model: the most expensive conversations.
+usage_conversation_hourly = Table(
+    "usage_conversation_hourly",
+    metadata,
+    Column("conversation_id", Text, nullable=False),
+    Column("hour", BigInteger, nullable=False),
+    Column("provider", Text, nullable=False),
+    Column("model", Text, nullable=False),
+    *_count_columns(
+        Column("errors", BigInteger, nullable=False),
+        Column("last_ms", BigInteger, nullable=False),
+    ),
+    # In conversation order, so grouping conversations walks it without a sort.
+    PrimaryKeyConstraint("conversation_id", "hour", "provider", "model"),
+    sqlite_with_rowid=False,
+)
+
+schema_version = Table(
+    "schema_version",
+    metadata,
+    Column("version", Integer, nullable=False),
+)

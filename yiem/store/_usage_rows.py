@@ -1,0 +1,42 @@
+"""The usage table's row for one assistant reply."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from yiem.redaction import redact
+from yiem.types import AssistantMessage, AssistantMessageToolCall, LlmModel
+
+
+def usage_row(
+    message: AssistantMessage | AssistantMessageToolCall,
+    model: LlmModel | None,
+    conversation_id: str | None,
+) -> dict[str, Any]:
+    """The usage table's row for one assistant message."""
+    tokens = message.usage
+    cost = message.cost
+    if cost is None and model is not None and model.price_known:
+        cost = tokens.cost(model.cost)
+    return {
+        "created_ms": int(message.timestamp.timestamp() * 1000),
+        "conversation_id": conversation_id,
+        "provider": message.provider or (model.provider if model else ""),
+        "api": message.api or (model.api if model else ""),
+        "model": message.model or (model.id if model else ""),
+        "input_tokens": tokens.input_tokens,
+        "output_tokens": tokens.output_tokens,
+        "cache_read_tokens": tokens.cache_read_tokens,
+        "cache_write_tokens": tokens.cache_write_tokens,
+        "reasoning_tokens": tokens.reasoning_tokens,
+        "cost_input": cost.input if cost else 0.0,
+        "cost_output": cost.output if cost else 0.0,
+        "cost_cache_read": cost.cache_read if cost else 0.0,
+        "cost_cache_write": cost.cache_write if cost else 0.0,
+        "cost_total": cost.total if cost else 0.0,
+        "price_known": bool(model.price_known) if model is not None else False,
+        "latency_ms": message.duration_ms,
+        "ttft_ms": message.ttft_ms,
+        "stop_reason": message.stop_reason,
+        "error": redact(message.error_message) if message.error_message else message.error_message,
+    }
