@@ -22,4 +22,8 @@ page = st.navigation(
     ],
     position="top",
 )
-page.run()
+try:
+    page.run()
+except StoreError as error:
+    # The database failed after start (locked, damaged, unreachable): say so in words on any page.
+    st.error(str(error))

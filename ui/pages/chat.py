@@ -14,6 +14,7 @@ import streamlit as st
 from ui import bootstrap
 from ui.chat import agent as chat_agent
 from ui.chat import sidebar as chat_sidebar
+from ui.chat import unsent as chat_unsent
 from yiem.chat import (
     LOCAL,
     BackgroundEvents,
@@ -400,7 +401,11 @@ def _run(prompt: UserMessage) -> None:
         _draw_blocks(prompt.content)
     settings = bootstrap.settings()
     # Saved before anything can fail, and named in the URL, so the prompt survives a Stop or a crash.
-    chat.keep_prompt(prompt, settings.provider, settings.model_id, settings.system_prompt)
+    try:
+        chat.keep_prompt(prompt, settings.provider, settings.model_id, settings.system_prompt)
+    except StoreError as error:
+        chat_unsent.keep_unsent(chat, prompt, error)
+        st.rerun()
     _show_conversation_in_url()
     try:
         run_agent, model, agent = chat_agent.prepare()
@@ -416,6 +421,14 @@ def _run(prompt: UserMessage) -> None:
     _redraw_when_interrupted(outcome)
     try:
         notice = _draw_run(events)
+    except StoreError as error:
+        # A reply could not be saved (database locked, deleted conversation, damaged file): the run
+        # ends, and the page says so instead of crashing.
+        agent.abort("The reply could not be saved")
+        for _event in events:
+            pass
+        chat_unsent.reply_not_saved(chat, prompt, error)
+        st.rerun()
     except BaseException as error:
         # Stop, a rerun, or a crash while drawing: abort the model and drain the loop so the partial
         # reply and every tool result are saved, then let Streamlit carry on stopping. Nothing here
@@ -457,9 +470,11 @@ if notice := st.session_state.pop("yiem_notice", None):
     st.error(notice)
 
 takes_images = chat_agent.accepts_images()
+input_key = "prompt-images" if takes_images else "prompt"
+chat_unsent.restore_input(input_key)  # a prompt the store refused goes back into the input
 submitted: Any = st.chat_input(
     "Message (attach images with +)" if takes_images else "Message",
-    key="prompt-images" if takes_images else "prompt",
+    key=input_key,
     submit_mode="stop",
     accept_file="multiple" if takes_images else False,
     file_type=["png", "jpg", "jpeg", "gif", "webp"] if takes_images else None,

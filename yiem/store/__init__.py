@@ -6,6 +6,8 @@ from yiem.store._engine import create_store_engine, database_url
 from yiem.store._errors import (
     ConversationNotFoundError,
     SchemaTooNewError,
+    StoreBusyError,
+    StoreCorruptError,
     StoreError,
     StoreUnavailableError,
 )
@@ -31,6 +33,8 @@ __all__ = [
     "ConversationNotFoundError",
     "ConversationStore",
     "SchemaTooNewError",
+    "StoreBusyError",
+    "StoreCorruptError",
     "StoreError",
     "StoreUnavailableError",
     "conversations",

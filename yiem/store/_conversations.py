@@ -14,10 +14,10 @@ from sqlalchemy import delete, false, func, insert, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
+from yiem.redaction import redact
 from yiem.store._errors import ConversationNotFoundError, StoreError
 from yiem.store._schema import conversations, messages, usage
 from yiem.store._usage_rows import usage_row
-from yiem.redaction import redact
 from yiem.types import AgentMessage, AssistantMessage, AssistantMessageToolCall, LlmModel
 
 _MESSAGES: TypeAdapter[AgentMessage] = TypeAdapter(AgentMessage)
@@ -180,7 +180,8 @@ class ConversationStore:
                     )
                     if touched.rowcount == 0:
                         raise ConversationNotFoundError(
-                            f"No conversation with id {conversation_id!r}; the message was not saved."
+                            "This conversation no longer exists (it was deleted, perhaps in another "
+                            "tab or window), so the message was not saved."
                         )
                     last = conn.execute(
                         select(func.max(messages.c.position)).where(

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import create_engine, event
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Engine, ExceptionContext, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
 
-from yiem.store._errors import StoreUnavailableError
+from yiem.store._errors import StoreError, StoreUnavailableError, translate_sqlite_error
 from yiem.store._migrations import migrate
 
 DEFAULT_DB_PATH = Path.home() / ".local" / "share" / "yiem" / "yiem.db"
@@ -51,8 +51,20 @@ def create_store_engine(url: str | None = None) -> Engine:
             cursor.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_SECONDS * 1000)}")
             cursor.close()
 
+        where = parsed.database or "in memory"
+
+        # Every query of every caller (store, costs, migrations) fails in words, not as a driver error.
+        @event.listens_for(engine, "handle_error")
+        def _in_words(context: ExceptionContext) -> None:
+            translated = translate_sqlite_error(context.original_exception, where, BUSY_TIMEOUT_SECONDS)
+            if translated is not None:
+                raise translated from context.sqlalchemy_exception
+
     try:
         migrate(engine)
+    except StoreError:
+        engine.dispose()
+        raise
     except OperationalError as error:
         engine.dispose()
         raise StoreUnavailableError(

@@ -1,0 +1,45 @@
+"""A prompt the store could not save: the page says why and puts its text back in the chat input."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from yiem.chat import ChatSession
+from yiem.store import ConversationNotFoundError, StoreError
+from yiem.types import ImageContent, TextContent, UserMessage
+
+UNSENT_KEY = "yiem_unsent"  # the text to put back into the chat input on the next run
+NOTICE_KEY = "yiem_notice"  # the Chat page draws this as an error above the input
+
+
+def keep_unsent(chat: ChatSession, prompt: UserMessage, error: StoreError) -> None:
+    """Say why `prompt` was not saved and keep its text for the input; a deleted conversation gives way
+    to a new chat, where sending it again starts one."""
+    images = any(isinstance(block, ImageContent) for block in prompt.content)
+    again = " Attach the images again." if images else ""
+    if isinstance(error, ConversationNotFoundError):
+        chat.new()
+        st.query_params.pop("c", None)
+        after = "It is back in the box below: send it to start a new chat with it."
+    else:
+        after = "It is back in the box below: send it again once the problem is solved."
+    st.session_state[NOTICE_KEY] = f"{error} Your message was not sent. {after}{again}"
+    st.session_state[UNSENT_KEY] = "".join(
+        block.text for block in prompt.content if isinstance(block, TextContent)
+    )
+
+
+def restore_input(input_key: str) -> None:
+    """Put a kept prompt's text into the chat input `input_key` (call before drawing the input)."""
+    unsent = st.session_state.pop(UNSENT_KEY, None)
+    if unsent is not None:
+        st.session_state[input_key] = unsent
+
+
+def reply_not_saved(chat: ChatSession, prompt: UserMessage, error: StoreError) -> None:
+    """A message of the run could not be saved: the prompt is kept in the input if its conversation
+    is gone, else it stays saved and can be answered again."""
+    if isinstance(error, ConversationNotFoundError):
+        keep_unsent(chat, prompt, error)
+    else:
+        st.session_state[NOTICE_KEY] = f"{error} Your message is saved: press Regenerate to ask again."
