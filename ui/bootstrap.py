@@ -3,7 +3,8 @@
 Keys in `st.session_state` that pages rely on:
 - `store` (ConversationStore), `chat` (ChatSession), `settings` (ChatSettings),
 - `tool_registry` (ToolRegistry), `mcp_clients` (server name -> McpClient),
-  `mcp_errors` (server name -> why it could not start), `enabled_tools` (set of tool names).
+  `mcp_errors` (server name -> why it could not start), `enabled_tools` (set of tool names),
+- `mcp_questions` (ServerQuestions: what servers ask the person, answered on the Tools page).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 
 from yiem.chat import ChatSession, ChatSettings, default_settings, register_server_secrets
+from yiem.explorer import ServerQuestions
 from yiem.mcp import McpClient, McpConfigError, McpError, connect_server, load_mcp_config
 from yiem.redaction import install_log_redaction, redact
 from yiem.store import ConversationStore, create_store_engine, database_url
@@ -55,8 +57,10 @@ def ensure_session() -> None:
         state["chat"] = ChatSession(state["store"])
     if "settings" not in state:
         state["settings"] = default_settings(secret)
+    if "mcp_questions" not in state:
+        state["mcp_questions"] = ServerQuestions()
     if "tool_registry" not in state:
-        registry, clients, errors = connect_mcp_servers()
+        registry, clients, errors = connect_mcp_servers(state["mcp_questions"])
         state["tool_registry"] = registry
         state["mcp_clients"] = clients
         state["mcp_errors"] = errors
@@ -85,8 +89,13 @@ def mcp_config_path() -> Path:
     return Path(os.environ.get("YIEM_MCP_CONFIG", "mcp.json"))
 
 
-def connect_mcp_servers() -> tuple[ToolRegistry, dict[str, McpClient], dict[str, str]]:
-    """Open every server of mcp.json; one that fails is reported by name and the others still work."""
+def connect_mcp_servers(
+    questions: ServerQuestions | None = None,
+) -> tuple[ToolRegistry, dict[str, McpClient], dict[str, str]]:
+    """Open every server of mcp.json; one that fails is reported by name and the others still work.
+
+    With `questions`, servers may ask the person (elicitation) and use the model (sampling).
+    """
     registry = ToolRegistry()
     clients: dict[str, McpClient] = {}
     errors: dict[str, str] = {}
@@ -96,7 +105,11 @@ def connect_mcp_servers() -> tuple[ToolRegistry, dict[str, McpClient], dict[str,
         return registry, clients, {str(mcp_config_path()): redact(str(error))}
     for name, entry in config.servers.items():
         try:
-            client = connect_server(name, entry)
+            client = (
+                connect_server(name, entry, **questions.handlers(name))
+                if questions is not None
+                else connect_server(name, entry)
+            )
         except (McpConfigError, McpError, OSError) as error:
             errors[name] = redact(str(error))
             continue

@@ -10,6 +10,8 @@ from ui import bootstrap
 from ui.tools import connect as connection
 from ui.tools.browse import draw_prompts, draw_resources
 from ui.tools.calls import draw_history, draw_tools, finish_run
+from ui.tools.log import draw_log
+from ui.tools.questions import draw_questions
 
 bootstrap.ensure_session()
 
@@ -20,7 +22,7 @@ st.caption("Connect to MCP servers, try their tools, read their resources and pr
 finish_run()
 server = connection.draw_connection_panel()
 
-TABS = ["Tools", "Resources", "Prompts", "History"]
+TABS = ["Tools", "Resources", "Prompts", "History", "Log"]
 if server is None:
     if session.get("tools-history"):
         st.subheader("History", anchor=False)
@@ -28,7 +30,10 @@ if server is None:
     st.stop()
 
 client = connection.clients()[server]
-tools_tab, resources_tab, prompts_tab, history_tab = st.tabs(TABS, key="tools-tab", on_change="rerun")
+draw_questions(server)
+tools_tab, resources_tab, prompts_tab, history_tab, log_tab = st.tabs(
+    TABS, key="tools-tab", on_change="rerun"
+)
 if tools_tab.open:
     with tools_tab:
         draw_tools(server, client)
@@ -41,3 +46,6 @@ if prompts_tab.open:
 if history_tab.open:
     with history_tab:
         draw_history()
+if log_tab.open:
+    with log_tab:
+        draw_log(server, client)

@@ -8,6 +8,7 @@ import streamlit as st
 
 from ui.tools import connect as connection
 from ui.tools.form import FormKeys, draw_form, form_arguments, load_arguments, remember
+from ui.tools.questions import new_questions
 from ui.tools.result import draw_record
 from yiem.explorer import (
     CallRecord,
@@ -214,7 +215,7 @@ def _draw_running(run: ToolCallRun) -> None:
 
     @st.fragment(run_every=_POLL_S)
     def running() -> None:
-        if run.done:
+        if run.done or new_questions(run.record.server):
             st.rerun()
         record = run.record
         progress = run.progress

@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from ui import bootstrap
+from ui.tools.questions import server_questions
 from yiem.explorer import (
     ServerEvents,
     ServerFormError,
@@ -85,7 +86,7 @@ def connect(name: str, entry: McpServerConfig, *, typed: bool = False) -> bool:
     A `typed` entry (added in the browser) is used literally: `${…}` is expanded only in mcp.json."""
     errors: dict[str, str] = st.session_state.setdefault(_CONNECT_ERRORS, {})
     try:
-        client = connect_server(name, entry, expand=not typed)
+        client = connect_server(name, entry, expand=not typed, **server_questions().handlers(name))
     except (McpError, McpConfigError, OSError) as error:
         errors[name] = describe_error(error)
         return False

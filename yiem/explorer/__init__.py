@@ -15,6 +15,7 @@ from yiem.explorer._call_runs import (
     progress_words,
     prompt_input_schema,
 )
+from yiem.explorer._protocol_log import message_summary, protocol_log_json, protocol_rows
 from yiem.explorer._schema_form import (
     FieldKind,
     FormField,
@@ -35,7 +36,13 @@ from yiem.explorer._server_entries import (
     stdio_entry,
     stdio_policy,
 )
-from yiem.explorer._server_events import ServerEvents, notification_words
+from yiem.explorer._server_events import (
+    LOG_LEVELS,
+    ServerEvents,
+    filter_events,
+    log_level_of,
+    notification_words,
+)
 from yiem.explorer._server_questions import (
     ServerQuestion,
     ServerQuestions,
@@ -46,6 +53,7 @@ from yiem.explorer._server_questions import (
 )
 
 __all__ = [
+    "LOG_LEVELS",
     "CallRecord",
     "CallStatus",
     "FieldKind",
@@ -68,9 +76,12 @@ __all__ = [
     "describe_error",
     "duration_words",
     "entry_summary",
+    "filter_events",
     "format_raw_json",
     "history_json",
     "http_entry",
+    "log_level_of",
+    "message_summary",
     "model_hints",
     "notification_words",
     "parse_raw_json",
@@ -78,6 +89,8 @@ __all__ = [
     "progress_fraction",
     "progress_words",
     "prompt_input_schema",
+    "protocol_log_json",
+    "protocol_rows",
     "sample_reply",
     "sampling_messages",
     "sampling_result",

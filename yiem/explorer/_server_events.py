@@ -69,3 +69,37 @@ def notification_words(notification: McpNotification) -> str:
     if method == "notifications/resources/updated":
         return f"Resource {params.get('uri')} was updated."
     return f"{method} {json.dumps(params, ensure_ascii=False)}" if params else method
+
+
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+
+def log_level_of(notification: McpNotification) -> str | None:
+    """The level of a log message (`notifications/message`); None for other notifications."""
+    if notification.method != "notifications/message":
+        return None
+    level = str(notification.params.get("level", "info")).lower()
+    return level if level in LOG_LEVELS else "info"
+
+
+def filter_events(
+    events: list[tuple[datetime, McpNotification]],
+    min_level: str = "debug",
+    contains: str = "",
+    logs_only: bool = False,
+) -> list[tuple[datetime, McpNotification]]:
+    """Events at `min_level` or above (other notifications pass unless `logs_only`) whose words
+    contain `contains` (case-insensitive)."""
+    floor = LOG_LEVELS.index(min_level) if min_level in LOG_LEVELS else 0
+    needle = contains.lower().strip()
+    kept = []
+    for when, event in events:
+        level = log_level_of(event)
+        if level is None and logs_only:
+            continue
+        if level is not None and LOG_LEVELS.index(level) < floor:
+            continue
+        if needle and needle not in notification_words(event).lower():
+            continue
+        kept.append((when, event))
+    return kept

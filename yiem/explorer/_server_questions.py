@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from yiem.llm import GenerationOptions, LlmClient, StreamDone
 from yiem.mcp import (
@@ -91,6 +91,13 @@ class ServerQuestion:
         return self._answer
 
 
+class QuestionHandlers(TypedDict):
+    """The `McpClient` options through which a server asks the person."""
+
+    elicitation: ElicitationHandler
+    sampling: SamplingHandler
+
+
 class ServerQuestions:
     """Every open question of one browser session, from all its servers."""
 
@@ -99,7 +106,7 @@ class ServerQuestions:
         self._open: dict[str, ServerQuestion] = {}
         self._lock = threading.Lock()
 
-    def handlers(self, server: str) -> dict[str, ElicitationHandler | SamplingHandler]:
+    def handlers(self, server: str) -> QuestionHandlers:
         """`elicitation` and `sampling` options for `McpClient` (or `connect_server`) of `server`."""
 
         def elicit(request: ElicitationRequest) -> ElicitationResult:
@@ -110,7 +117,7 @@ class ServerQuestions:
             result: SamplingResult = self._ask(server, "sampling", request)
             return result
 
-        return {"elicitation": elicit, "sampling": sample}
+        return QuestionHandlers(elicitation=elicit, sampling=sample)
 
     def _ask(self, server: str, kind: Literal["elicitation", "sampling"], request: Any) -> Any:
         question = ServerQuestion(server, kind, request, self.timeout)
