@@ -12,6 +12,7 @@ from ui.tools.browse import draw_prompts, draw_resources
 from ui.tools.calls import draw_history, draw_tools, finish_run
 from ui.tools.log import draw_log
 from ui.tools.questions import draw_questions
+from ui.tools.templates import draw_templates
 
 bootstrap.ensure_session()
 
@@ -40,6 +41,7 @@ if tools_tab.open:
 if resources_tab.open:
     with resources_tab:
         draw_resources(client, server)
+        draw_templates(client, server)
 if prompts_tab.open:
     with prompts_tab:
         draw_prompts(client, server)

@@ -8,7 +8,8 @@ import streamlit as st
 
 from ui.tools.form import FormKeys, draw_form, form_arguments, remember
 from ui.tools.result import draw_image, draw_resource_contents, draw_text
-from yiem.explorer import ToolForm, describe_error, prompt_input_schema
+from ui.tools.templates import draw_subscribe, draw_suggestions
+from yiem.explorer import ToolForm, describe_error, prompt_input_schema, prompt_ref
 from yiem.mcp import EmbeddedResourceBlock, ImageBlock, McpClient, McpError, TextBlock
 
 
@@ -56,6 +57,7 @@ def draw_resources(client: McpClient, server: str) -> None:
     resource = by_uri[uri]
     if resource.description:
         st.caption(resource.description)
+    draw_subscribe(client, server, uri)
     if st.button("Read", key="tools-resource-read", icon=":material/visibility:"):
         try:
             st.session_state["tools-resource-contents"] = (server, uri, client.read_resource(uri))
@@ -92,6 +94,7 @@ def draw_prompts(client: McpClient, server: str) -> None:
     form = ToolForm(prompt_input_schema(prompt))
     keys = FormKeys(f"pf:{server}:{name}")
     draw_form(form, keys, what="prompt")
+    draw_suggestions(client, prompt_ref(name), form, keys, f"pf:{server}")
     if st.button("Get prompt", key="tools-prompt-get", icon=":material/chat:"):
         arguments = form_arguments(form, keys)
         if arguments is not None:

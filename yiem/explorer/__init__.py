@@ -51,6 +51,13 @@ from yiem.explorer._server_questions import (
     sampling_messages,
     sampling_result,
 )
+from yiem.explorer._templates import (
+    expand_template,
+    prompt_ref,
+    template_ref,
+    template_schema,
+    template_variables,
+)
 
 __all__ = [
     "LOG_LEVELS",
@@ -76,6 +83,7 @@ __all__ = [
     "describe_error",
     "duration_words",
     "entry_summary",
+    "expand_template",
     "filter_events",
     "format_raw_json",
     "history_json",
@@ -89,6 +97,7 @@ __all__ = [
     "progress_fraction",
     "progress_words",
     "prompt_input_schema",
+    "prompt_ref",
     "protocol_log_json",
     "protocol_rows",
     "sample_reply",
@@ -96,4 +105,7 @@ __all__ = [
     "sampling_result",
     "stdio_entry",
     "stdio_policy",
+    "template_ref",
+    "template_schema",
+    "template_variables",
 ]

@@ -1,0 +1,125 @@
+"""Resource templates with a form for their variables, argument completion, and subscriptions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from ui.tools.form import FormKeys, draw_form, form_arguments
+from ui.tools.result import draw_resource_contents
+from yiem.explorer import (
+    ToolForm,
+    describe_error,
+    expand_template,
+    template_ref,
+    template_schema,
+)
+from yiem.mcp import McpClient, McpError, McpResourceTemplate
+
+_SUBSCRIBED = "tools-subscribed"  # server -> set of URIs
+
+
+def draw_suggestions(
+    client: McpClient, ref: dict[str, str], form: ToolForm, keys: FormKeys, prefix: str
+) -> None:
+    """Values the server suggests for each field, from what is typed so far (`completion/complete`)."""
+    if "completions" not in client.capabilities or not form.fields:
+        return
+    session: Any = st.session_state
+    typed = {f.name: str(session.get(keys.value(f.name)) or "") for f in form.fields}
+    for field in form.fields:
+        context = {name: value for name, value in typed.items() if name != field.name and value}
+        try:
+            values = client.complete(ref, field.name, typed[field.name], context).values
+        except McpError:
+            continue  # a server without suggestions for this field simply has none
+        values = [value for value in values if value != typed[field.name]][:8]
+        if not values:
+            continue
+        with st.container(horizontal=True, vertical_alignment="center"):
+            st.caption(f"Suggestions for {field.label}:")
+            for value in values:
+                st.button(
+                    value,
+                    key=f"{prefix}:suggest:{field.name}:{value}",
+                    on_click=_fill,
+                    args=(keys.value(field.name), value),
+                    type="tertiary",
+                )
+
+
+def _fill(key: str, value: str) -> None:
+    st.session_state[key] = value
+
+
+def draw_templates(client: McpClient, server: str) -> None:
+    """Pick a template, fill its variables (with suggestions), read the resource it names."""
+    if "resources" not in client.capabilities:
+        return
+    cache: dict[str, list[McpResourceTemplate]] = st.session_state.setdefault("tools-templates", {})
+    if server not in cache:
+        try:
+            cache[server] = client.list_resource_templates()
+        except McpError as error:
+            st.error(f"Listing resource templates failed: {describe_error(error)}")
+            return
+    templates = cache[server]
+    if not templates:
+        return
+    st.divider()
+    st.markdown(f"**Resource templates** ({len(templates)})")
+    by_uri = {template.uri_template: template for template in templates}
+    chosen = st.selectbox(
+        "Template",
+        list(by_uri),
+        key=f"tools-template:{server}",
+        format_func=lambda uri: f"{by_uri[uri].title or by_uri[uri].name or uri}  ·  {uri}",
+    )
+    template = by_uri[chosen]
+    if template.description:
+        st.caption(template.description)
+    form = ToolForm(template_schema(template))
+    keys = FormKeys(f"rt:{server}:{chosen}")
+    draw_form(form, keys, what="template")
+    draw_suggestions(client, template_ref(chosen), form, keys, f"rt:{server}")
+    if st.button("Read from template", key="tools-template-read", icon=":material/visibility:"):
+        values = form_arguments(form, keys)
+        if values is not None:
+            uri = expand_template(chosen, values)
+            try:
+                st.session_state["tools-template-contents"] = (server, uri, client.read_resource(uri))
+            except McpError as error:
+                st.session_state["tools-template-contents"] = (server, uri, describe_error(error))
+    found = st.session_state.get("tools-template-contents")
+    if found and found[0] == server:
+        st.caption(f"`{found[1]}`")
+        if isinstance(found[2], str):
+            st.error(found[2])
+            return
+        for index, contents in enumerate(found[2]):
+            with st.container(border=True):
+                draw_resource_contents(contents, f"tools-template-{index}")
+
+
+def draw_subscribe(client: McpClient, server: str, uri: str) -> None:
+    """Subscribe to updates of the resource; updates appear in the Log tab and the notifications."""
+    if not (client.capabilities.get("resources") or {}).get("subscribe"):
+        return
+    subscribed: set[str] = st.session_state.setdefault(_SUBSCRIBED, {}).setdefault(server, set())
+    on = uri in subscribed
+    label = "Unsubscribe" if on else "Subscribe to updates"
+    if st.button(label, key=f"tools-subscribe:{server}", icon=":material/notifications:"):
+        try:
+            if on:
+                client.unsubscribe(uri)
+                subscribed.discard(uri)
+            else:
+                client.subscribe(uri)
+                subscribed.add(uri)
+        except McpError as error:
+            st.error(f"{label} failed: {describe_error(error)}")
+            return
+        st.rerun()
+    if on:
+        st.caption("Subscribed: updates show in the Log tab (“Resource … was updated”).")
