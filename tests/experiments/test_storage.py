@@ -156,7 +156,7 @@ def test_a_version_5_database_migrates_to_6(db_url: str) -> None:
     engine.dispose()
     engine = create_store_engine(db_url)
     with engine.connect() as conn:
-        assert current_schema_version(conn) == SCHEMA_VERSION == 6
+        assert current_schema_version(conn) == SCHEMA_VERSION
         assert {"experiments", "experiment_runs", "experiment_outcomes"} <= set(
             inspect(conn).get_table_names()
         )

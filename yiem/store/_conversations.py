@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 
 from yiem.redaction import redact
 from yiem.store._errors import ConversationNotFoundError, StoreError
-from yiem.store._schema import conversations, messages, usage
+from yiem.store._schema import conversations, fold_title, messages, usage
 from yiem.store._usage_rows import usage_row
 from yiem.types import AgentMessage, AssistantMessage, AssistantMessageToolCall, LlmModel
 
@@ -113,8 +113,8 @@ class ConversationStore:
             .limit(limit)
         )
         if search.strip():
-            pattern = f"%{_escape_like(search.strip().lower())}%"
-            query = query.where(func.lower(conversations.c.title).like(pattern, escape="\\"))
+            pattern = f"%{_escape_like(fold_title(search.strip()))}%"
+            query = query.where(conversations.c.title_folded.like(pattern, escape="\\"))
         with self.engine.connect() as conn:
             return [_conversation(row) for row in conn.execute(query)]
 
@@ -140,6 +140,8 @@ class ConversationStore:
         self._update(conversation_id, **{key: value for key, value in values.items() if value is not None})
 
     def _update(self, conversation_id: str, **values: Any) -> None:
+        if "title" in values:
+            values["title_folded"] = fold_title(values["title"])
         with self.engine.begin() as conn:
             result = conn.execute(
                 update(conversations)

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sqlalchemy import Connection, Engine, delete, func, insert, inspect, select, text
+from sqlalchemy import Connection, Engine, bindparam, delete, func, insert, inspect, select, text, update
 from sqlalchemy.schema import CreateIndex
 
 from yiem.store._errors import SchemaTooNewError
 from yiem.store._rollups import ROLLUPS, install_rollup
-from yiem.store._schema import metadata, schema_version, usage_conversation_hourly, usage_hourly
+from yiem.store._schema import (
+    conversations,
+    fold_title,
+    metadata,
+    schema_version,
+    usage_conversation_hourly,
+    usage_hourly,
+)
 
 
 def _migrate_1_to_2(conn: Connection) -> None:
@@ -69,12 +76,27 @@ def _migrate_5_to_6(conn: Connection) -> None:
         conn.execute(text(f"ALTER TABLE {table_name} ADD COLUMN {column_name} {kind}{default}"))
 
 
+def _migrate_6_to_7(conn: Connection) -> None:
+    # Version 7 adds conversations.title_folded (see fold_title) and fills it from the titles there.
+    if "title_folded" not in {c["name"] for c in inspect(conn).get_columns("conversations")}:
+        conn.execute(text("ALTER TABLE conversations ADD COLUMN title_folded TEXT NOT NULL DEFAULT ''"))
+    rows = conn.execute(select(conversations.c.id, conversations.c.title)).all()
+    if rows:
+        conn.execute(
+            update(conversations)
+            .where(conversations.c.id == bindparam("row_id"))
+            .values(title_folded=bindparam("folded")),
+            [{"row_id": row.id, "folded": fold_title(row.title)} for row in rows],
+        )
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
     3: _migrate_3_to_4,
     4: _migrate_4_to_5,
     5: _migrate_5_to_6,
+    6: _migrate_6_to_7,
 }
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 

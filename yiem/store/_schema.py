@@ -23,6 +23,21 @@ from sqlalchemy import (
 
 metadata = MetaData()
 
+
+def fold_title(title: str) -> str:
+    """Title search's one case rule: Unicode case folding (`str.casefold`), applied in Python only.
+
+    SQLite's lower() changes ASCII letters only and PostgreSQL's follows the server's locale, so the
+    folded title is stored beside the title and search compares folded text with folded text.
+    """
+    return title.casefold()
+
+
+def _folded_title(context: Any) -> str:
+    # The column default of every insert that gives a title (the store, experiments, demo data).
+    return fold_title(context.get_current_parameters().get("title") or "")
+
+
 # Names that come from servers, users or imports (provider, model, api, stop reason) are TEXT:
 # SQLite never enforced the VARCHAR lengths they once had, PostgreSQL refuses a longer value.
 # Times are epoch milliseconds (UTC): bucketing by day or hour is then plain integer arithmetic
@@ -32,6 +47,7 @@ conversations = Table(
     metadata,
     Column("id", String(36), primary_key=True),
     Column("title", Text, nullable=False, default=""),
+    Column("title_folded", Text, nullable=False, default=_folded_title, server_default=""),
     Column("provider", Text, nullable=False, default=""),
     Column("model", Text, nullable=False, default=""),
     Column("system_prompt", Text, nullable=False, default=""),
