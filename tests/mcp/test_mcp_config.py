@@ -90,7 +90,6 @@ def test_unset_var_names_entry_field_and_variable() -> None:
         ({"a": {"command": "x", "args": "not-a-list"}}, ["'a'", "'args'"]),
         ({"b": {"url": "ftp://nope"}}, ["'b'", "'url'"]),
         ({"c": {"args": ["x"]}}, ["'c'", "'command'", "'url'"]),
-        ({"d": {"type": "sse", "url": "http://127.0.0.1/sse"}}, ["'d'", "'type'", "Streamable HTTP"]),
         ({"e": {"type": "websocket", "url": "ws://x"}}, ["'e'", "'type'"]),
         ({"f": {"command": "x", "env": {"A": 1}}}, ["'f'", "env.A"]),
         ({"g": "npx"}, ["'g'"]),

@@ -19,7 +19,7 @@ from yiem.mcp._rpc import (
     RpcDispatcher,
 )
 from yiem.mcp._tool_tasks import run_tool_task
-from yiem.mcp.errors import McpConnectionError, McpProtocolError, McpSessionExpiredError
+from yiem.mcp.errors import McpConnectionError, McpError, McpProtocolError, McpSessionExpiredError
 from yiem.mcp.http import HttpTransport
 from yiem.mcp.models import (
     CallToolResult,
@@ -35,6 +35,7 @@ from yiem.mcp.models import (
     Root,
     ServerInfo,
 )
+from yiem.mcp.sse import SseTransport
 from yiem.mcp.stdio import StdioTransport
 from yiem.mcp.transport import Transport
 from yiem.types import AbortSignal
@@ -126,9 +127,37 @@ class McpClient:
         return cls(StdioTransport(command, args, env, cwd), **options).connect()
 
     @classmethod
-    def http(cls, url: str, headers: Mapping[str, str] | None = None, **options: Any) -> McpClient:
-        """Initialise a session with the Streamable HTTP server at `url`."""
-        return cls(HttpTransport(url, headers), **options).connect()
+    def http(
+        cls,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        *,
+        sse_fallback: bool = True,
+        **options: Any,
+    ) -> McpClient:
+        """Initialise a session with the Streamable HTTP server at `url`.
+
+        A server that refuses it (HTTP 400, 404 or 405 to `initialize`) is tried with the legacy
+        HTTP+SSE transport at the same URL, as the specification's backwards compatibility says.
+        """
+        try:
+            return cls(HttpTransport(url, headers), **options).connect()
+        except McpConnectionError as exc:
+            status = exc.data.get("status") if isinstance(exc.data, dict) else None
+            if not sse_fallback or status not in (400, 404, 405):
+                raise
+            try:
+                return cls.sse(url, headers, **options)
+            except McpError as sse_error:
+                raise McpConnectionError(
+                    f"{exc.message}; the older HTTP+SSE transport did not work either: {sse_error.message}",
+                    data=exc.data,
+                ) from sse_error
+
+    @classmethod
+    def sse(cls, url: str, headers: Mapping[str, str] | None = None, **options: Any) -> McpClient:
+        """Initialise a session over the legacy HTTP+SSE transport (its GET event-stream URL)."""
+        return cls(SseTransport(url, headers), **options).connect()
 
     @property
     def label(self) -> str:

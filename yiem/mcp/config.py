@@ -42,7 +42,8 @@ class HttpServerConfig(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    type: Literal["http", "streamable-http"] = "http"
+    # "sse" is the legacy HTTP+SSE transport; "http" falls back to it when a server refuses.
+    type: Literal["http", "streamable-http", "sse"] = "http"
     url: str
     headers: dict[str, str] = Field(default_factory=dict)
     roots: list[str] = Field(default_factory=list)
@@ -77,20 +78,17 @@ def parse_server_entry(name: str, raw: Any, source: str = "mcp.json") -> McpServ
     kind = raw.get("type")
     if kind is None:
         kind = "stdio" if "command" in raw else "http" if "url" in raw else None
-    if kind == "sse":
-        raise McpConfigError(
-            f"{where}: field 'type' is 'sse', the old HTTP+SSE transport, which yiem does not speak; "
-            "use the server's Streamable HTTP endpoint (type 'http')"
-        )
     model: type[StdioServerConfig] | type[HttpServerConfig]
     if kind == "stdio":
         model = StdioServerConfig
-    elif kind in ("http", "streamable-http"):
+    elif kind in ("http", "streamable-http", "sse"):
         model = HttpServerConfig
     elif kind is None:
         raise McpConfigError(f"{where} needs a 'command' (stdio) or a 'url' (http)")
     else:
-        raise McpConfigError(f"{where}: field 'type' is {kind!r}; use 'stdio', 'http' or 'streamable-http'")
+        raise McpConfigError(
+            f"{where}: field 'type' is {kind!r}; use 'stdio', 'http', 'streamable-http' or 'sse'"
+        )
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
@@ -262,6 +260,8 @@ def connect_server(
     options.setdefault("roots", entry_roots(resolved))
     if isinstance(resolved, StdioServerConfig):
         return McpClient.stdio(resolved.command, resolved.args, resolved.env, resolved.cwd, **options)
+    if resolved.type == "sse":
+        return McpClient.sse(resolved.url, resolved.headers, **options)
     return McpClient.http(resolved.url, resolved.headers, **options)
 
 

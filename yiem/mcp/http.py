@@ -95,7 +95,7 @@ class HttpTransport:
             response = self._streams.pop(request_id, None)
         if response is not None:
             # Frees the worker: a cancelled request's stream may stay open for long.
-            _interrupt(response)
+            interrupt_response(response)
 
     def reset_session(self) -> None:
         """Forget the session, so the next `initialize` starts a new one."""
@@ -130,7 +130,7 @@ class HttpTransport:
         with self._lock:
             streams, self._streams = list(self._streams.values()), {}
         for stream in streams:
-            _interrupt(stream)
+            interrupt_response(stream)
         self._workers.shutdown(wait=False, cancel_futures=True)
         self._http.close()
 
@@ -256,10 +256,11 @@ class HttpTransport:
         hint = " (check the URL and its path, usually /mcp)" if status in (404, 405) else ""
         if status in (401, 403):
             hint = " (check the token or headers in the server's configuration)"
-        return McpConnectionError(f"MCP server {self.url} answered HTTP {status}{hint}: {text.strip()[:200]}")
+        words = f"MCP server {self.url} answered HTTP {status}{hint}: {text.strip()[:200]}"
+        return McpConnectionError(words, data={"status": status})
 
 
-def _interrupt(response: httpx.Response) -> None:
+def interrupt_response(response: httpx.Response) -> None:
     """End a response another thread is reading; closing alone does not wake a blocked read."""
     stream = response.extensions.get("network_stream")
     sock = stream.get_extra_info("socket") if stream is not None else None

@@ -1,0 +1,153 @@
+"""MCP over the legacy HTTP+SSE transport (protocol 2024-11-05) for servers that predate Streamable HTTP.
+
+A GET opens one event stream; its first `endpoint` event names the URL to POST messages to.
+Every reply and server message then arrives on that stream as a `message` event.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import threading
+from collections.abc import Iterator, Mapping
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+
+from yiem.mcp.errors import McpConnectionError, McpError
+from yiem.mcp.http import interrupt_response
+from yiem.mcp.transport import Message, OnFailure, OnMessage
+
+logger = logging.getLogger(__name__)
+
+
+def iter_sse_events(lines: Iterator[str]) -> Iterator[tuple[str, str]]:
+    """(event name, data) of each server-sent event; the name defaults to "message"."""
+    event, data = "message", list[str]()
+    for line in lines:
+        if not line:
+            if data:
+                yield event, "\n".join(data)
+            event, data = "message", []
+            continue
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "event":
+            event = value
+        elif field == "data":
+            data.append(value)
+    if data:
+        yield event, "\n".join(data)
+
+
+class SseTransport:
+    """Reads the GET event stream on a thread and POSTs each message to the endpoint it names."""
+
+    def __init__(
+        self, url: str, headers: Mapping[str, str] | None = None, *, connect_timeout: float = 10.0
+    ) -> None:
+        self.url = url
+        self.label = url
+        self.headers = dict(headers or {})
+        self.endpoint: str | None = None
+        self._http = httpx.Client(
+            verify=url.startswith("https://"),
+            timeout=httpx.Timeout(connect=connect_timeout, read=None, write=30.0, pool=30.0),
+        )
+        self._post_timeout = httpx.Timeout(30.0, connect=connect_timeout)
+        self._connect_timeout = connect_timeout
+        self._ready = threading.Event()
+        self._closed = False
+        self._stream: httpx.Response | None = None
+        self._problem: McpError | None = None
+
+    def start(self, on_message: OnMessage, on_failure: OnFailure) -> None:
+        threading.Thread(
+            target=self._read, args=(on_message, on_failure), name="mcp-sse", daemon=True
+        ).start()
+        if not self._ready.wait(self._connect_timeout) or self.endpoint is None:
+            self.close()
+            raise self._problem or McpConnectionError(
+                f"MCP server {self.url} sent no endpoint event within {self._connect_timeout:g} s "
+                "(it does not look like an HTTP+SSE server)"
+            )
+
+    def send(self, message: Message) -> None:
+        if self._closed or self.endpoint is None:
+            raise McpConnectionError(f"the connection to MCP server {self.url} is closed")
+        body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+        headers = {"Content-Type": "application/json", **self.headers}
+        try:
+            reply = self._http.post(self.endpoint, content=body, headers=headers, timeout=self._post_timeout)
+        except httpx.HTTPError as exc:
+            raise McpConnectionError(f"sending to MCP server {self.url} failed: {exc}") from exc
+        if reply.status_code >= 400:
+            raise McpConnectionError(
+                f"MCP server {self.url} answered HTTP {reply.status_code}: {reply.text.strip()[:200]}"
+            )
+
+    def initialized(self, protocol_version: str) -> None:
+        """The legacy transport carries no version header."""
+
+    def abandon(self, request_id: int | str) -> None:
+        """A late reply on the shared stream is simply dropped by the client."""
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        stream = self._stream
+        if stream is not None:
+            with contextlib.suppress(Exception):  # the reader may be closing it at the same time
+                interrupt_response(stream)
+        self._http.close()
+
+    def _read(self, on_message: OnMessage, on_failure: OnFailure) -> None:
+        headers = {"Accept": "text/event-stream", **self.headers}
+        try:
+            with self._http.stream("GET", self.url, headers=headers) as reply:
+                self._stream = reply
+                if reply.status_code >= 400:
+                    reply.read()
+                    raise McpConnectionError(
+                        f"MCP server {self.url} refused the event stream: HTTP {reply.status_code}"
+                    )
+                for event, data in iter_sse_events(reply.iter_lines()):
+                    if event == "endpoint":
+                        self.endpoint = self._checked_endpoint(data.strip())
+                        self._ready.set()
+                    elif event == "message":
+                        self._deliver(data, on_message)
+        except McpError as exc:
+            self._problem = exc
+        except (httpx.HTTPError, RuntimeError, ValueError) as exc:
+            if not self._closed:
+                self._problem = McpConnectionError(f"the event stream of MCP server {self.url} broke: {exc}")
+        finally:
+            self._ready.set()
+        if not self._closed:
+            on_failure(
+                None, self._problem or McpConnectionError(f"MCP server {self.url} closed its event stream")
+            )
+
+    def _checked_endpoint(self, data: str) -> str:
+        endpoint = urljoin(self.url, data)
+        # Messages may carry tool arguments: they go only to the server that opened the stream.
+        if urlsplit(endpoint)[:2] != urlsplit(self.url)[:2]:
+            raise McpConnectionError(
+                f"MCP server {self.url} named an endpoint on another origin ({endpoint}); refused"
+            )
+        return endpoint
+
+    def _deliver(self, data: str, on_message: OnMessage) -> None:
+        try:
+            payload = json.loads(data)
+        except ValueError:
+            logger.warning("MCP server %s sent an event that is not JSON: %.200r", self.url, data)
+            return
+        for message in payload if isinstance(payload, list) else [payload]:
+            if isinstance(message, dict):
+                on_message(message)
