@@ -13,5 +13,8 @@ else
   PYTHON="$PY" bash scripts/setup_llama.sh
 fi
 echo "yiem: starting the app at http://127.0.0.1:$PORT  (Ctrl+C stops it)"
+# Only the names of this computer may open the app's WebSocket (DNS rebinding is refused), and
+# every form post carries Streamlit's XSRF token.
 exec "$PY" -m streamlit run app.py --server.address=127.0.0.1 --server.port="$PORT" \
-  --server.headless=true --browser.gatherUsageStats=false
+  --server.headless=true --browser.gatherUsageStats=false --server.enableXsrfProtection=true \
+  --server.allowedHosts=127.0.0.1 --server.allowedHosts=localhost

@@ -24,6 +24,7 @@ from yiem.chat import (
     history_start,
     image_bytes,
     reply_caption,
+    safe_markdown,
     tool_results_by_call,
     user_message,
 )
@@ -94,10 +95,10 @@ def _draw_blocks(content: list[Any]) -> None:
     reasoning = "\n\n".join(block.text for block in content if isinstance(block, ReasoningContent))
     if reasoning:
         with st.expander("Reasoning", expanded=False):
-            st.markdown(reasoning)
+            st.markdown(safe_markdown(reasoning))
     for block in content:
         if isinstance(block, TextContent) and block.text:
-            st.markdown(block.text)
+            st.markdown(safe_markdown(block.text))
         elif isinstance(block, ImageContent):
             _draw_image(block, 320)
 
@@ -148,7 +149,7 @@ def _draw_failure(message: AssistantMessage | AssistantMessageToolCall) -> None:
     if message.stop_reason == "aborted":
         st.warning("Stopped. The reply so far is kept.", icon=":material/stop_circle:")
     elif message.error_message:
-        st.error(message.error_message)
+        st.error(safe_markdown(message.error_message))
 
 
 def _history_limit() -> int:
@@ -281,7 +282,7 @@ def _waiting_text(quiet: Quiet) -> str:
 
 
 def _text_deltas(events: Iterator[AgentEvent | Quiet], live: _LiveReply) -> Iterator[str]:
-    # Feeds st.write_stream with text while drawing reasoning and tool-call progress beside it;
+    # Yields the reply's text while drawing reasoning and tool-call progress beside it;
     # stops at the end of this assistant message and leaves the rest of the events to the caller.
     for event in events:
         if isinstance(event, Quiet):
@@ -303,7 +304,7 @@ def _text_deltas(events: Iterator[AgentEvent | Quiet], live: _LiveReply) -> Iter
             elif event.kind == "reasoning":
                 live.reasoning += event.delta
                 with live.reasoning_slot.container(), st.expander("Reasoning", expanded=False):
-                    st.markdown(live.reasoning)
+                    st.markdown(safe_markdown(live.reasoning))
         elif isinstance(event, MessageEndEvent):
             message = event.message
             if isinstance(message, AssistantMessage | AssistantMessageToolCall):
@@ -316,7 +317,11 @@ def _draw_reply(events: Iterator[AgentEvent | Quiet]) -> None:
     live.reasoning_slot = st.empty()  # becomes an expander once reasoning arrives
     text = st.container()
     live.note_slot = st.empty()
-    text.write_stream(_text_deltas(events, live))
+    # Drawn as it grows, each time through safe_markdown: no image in a reply loads from the network.
+    slot, shown = text.empty(), ""
+    for delta in _text_deltas(events, live):
+        shown += delta
+        slot.markdown(safe_markdown(shown))
     live.note_slot.empty()
     if live.ended is not None:
         _draw_failure(live.ended)

@@ -9,6 +9,7 @@ import streamlit as st
 from ui.tools.form import FormKeys, draw_form, form_arguments, remember
 from ui.tools.result import draw_image, draw_resource_contents, draw_text
 from ui.tools.templates import draw_subscribe, draw_suggestions
+from yiem.chat import safe_markdown
 from yiem.explorer import ToolForm, describe_error, prompt_input_schema, prompt_ref
 from yiem.mcp import EmbeddedResourceBlock, ImageBlock, McpClient, McpError, TextBlock
 
@@ -56,7 +57,7 @@ def draw_resources(client: McpClient, server: str) -> None:
     )
     resource = by_uri[uri]
     if resource.description:
-        st.caption(resource.description)
+        st.caption(safe_markdown(resource.description))
     draw_subscribe(client, server, uri)
     if st.button("Read", key="tools-resource-read", icon=":material/visibility:"):
         try:
@@ -90,7 +91,7 @@ def draw_prompts(client: McpClient, server: str) -> None:
     )
     prompt = by_name[name]
     if prompt.description:
-        st.caption(prompt.description)
+        st.caption(safe_markdown(prompt.description))
     form = ToolForm(prompt_input_schema(prompt))
     keys = FormKeys(f"pf:{server}:{name}")
     draw_form(form, keys, what="prompt")
@@ -111,7 +112,7 @@ def draw_prompts(client: McpClient, server: str) -> None:
         st.error(found[2])
         return
     if found[2].description:
-        st.caption(found[2].description)
+        st.caption(safe_markdown(found[2].description))
     for index, message in enumerate(found[2].messages):
         with st.chat_message("user" if message.role == "user" else "assistant"):
             block = message.content

@@ -10,6 +10,7 @@ from ui.tools import connect as connection
 from ui.tools.form import FormKeys, draw_form, form_arguments, load_arguments, remember
 from ui.tools.questions import new_questions
 from ui.tools.result import draw_record
+from yiem.chat import safe_markdown
 from yiem.explorer import (
     CallRecord,
     SchemaFormError,
@@ -145,7 +146,7 @@ def _draw_tool(server: str, client: McpClient, tool: McpTool) -> None:
             for badge in badges:
                 st.badge(badge, color=_BADGE_COLORS.get(badge, "gray"))  # type: ignore[arg-type]
     if tool.description:
-        st.markdown(tool.description)
+        st.markdown(safe_markdown(tool.description))
     _use_in_chat_toggle(server, tool)
 
     form, problem = _form_for(tool)

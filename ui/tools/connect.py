@@ -10,6 +10,7 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.tools.questions import server_questions
+from yiem.chat import safe_markdown
 from yiem.explorer import (
     ServerEvents,
     ServerFormError,
@@ -321,7 +322,7 @@ def _draw_details(name: str, client: McpClient) -> None:
                 st.caption(f"Ping {pings[name]}")
         if client.instructions:
             with st.expander("Instructions from the server", icon=":material/info:"):
-                st.markdown(client.instructions)
+                st.markdown(safe_markdown(client.instructions))
         with st.expander("Capabilities", icon=":material/tune:"):
             st.code(json.dumps(client.capabilities, indent=2), language="json")
         events = watch(name, client)

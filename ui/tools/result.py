@@ -11,6 +11,7 @@ from typing import Any
 
 import streamlit as st
 
+from yiem.chat import safe_markdown
 from yiem.explorer import CallRecord, CallStatus, check_structured_content, describe_error, duration_words
 from yiem.mcp import (
     AudioBlock,
@@ -52,7 +53,7 @@ def draw_text(text: str) -> None:
             return
         except ValueError:
             pass
-    st.markdown(text)
+    st.markdown(safe_markdown(text))
 
 
 def draw_resource_contents(contents: ResourceContents, key: str) -> None:
@@ -107,7 +108,7 @@ def _draw_link(block: ResourceLinkBlock, key: str, read: ReadResource | None) ->
     details = " · ".join(part for part in (block.mime_type, _size(block.size)) if part)
     st.markdown(f":material/link: **{title}** — `{block.uri}`" + (f" · {details}" if details else ""))
     if block.description:
-        st.caption(block.description)
+        st.caption(safe_markdown(block.description))
     if read is None:
         return
     opened: dict[str, list[ResourceContents] | str] = st.session_state.setdefault("tools-opened-links", {})
@@ -140,7 +141,7 @@ def draw_result(
             block_key = f"{key}-{index}"
             if isinstance(block, TextBlock):
                 if result.is_error:
-                    st.error(block.text)
+                    st.error(safe_markdown(block.text))
                 else:
                     draw_text(block.text)
             elif isinstance(block, ImageBlock):

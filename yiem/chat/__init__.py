@@ -2,6 +2,7 @@
 
 from yiem.chat._background import BackgroundEvents, Quiet
 from yiem.chat._images import ImageDataError, check_image, image_bytes
+from yiem.chat._safe_markdown import safe_markdown
 from yiem.chat._session import (
     ChatSession,
     ChatSessionError,
@@ -55,6 +56,7 @@ __all__ = [
     "key_status",
     "register_server_secrets",
     "reply_caption",
+    "safe_markdown",
     "secrets_file_value",
     "title_from",
     "tool_results_by_call",

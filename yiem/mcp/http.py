@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 
+from yiem.limits import ResponseLimits, ResponseTooLargeError, capped, read_capped, text_lines
 from yiem.mcp.errors import McpConnectionError, McpError, McpSessionExpiredError
 from yiem.mcp.transport import Message, OnFailure, OnMessage
 
@@ -53,8 +54,11 @@ class HttpTransport:
         connect_timeout: float = 10.0,
         max_workers: int = 8,
         listen: bool = True,
+        limits: ResponseLimits | None = None,
     ) -> None:
         self.url = url
+        # How much one reply may hold (a body, or one request's event stream); past it, an error in words.
+        self.limits = limits or ResponseLimits.from_environment()
         self.label = url
         self.headers = dict(headers or {})
         self.session_id: str | None = None
@@ -112,9 +116,9 @@ class HttpTransport:
             # Notifications and our replies to the server: the server answers 202 at once.
             # The caller waits on this POST itself, so it must not wait forever.
             with closing(self._post(message, self._answer_timeout)) as response:
-                response.read()
+                body = self._read_body(response)
                 if response.status_code >= 400 and message.get("method") != "notifications/cancelled":
-                    raise self._status_error(response, message)
+                    raise self._status_error(response, message, body)
 
     def close(self) -> None:
         with self._lock:
@@ -164,8 +168,7 @@ class HttpTransport:
                 with self._lock:
                     self._streams[request_id] = response
                 if response.status_code >= 400:
-                    response.read()
-                    raise self._status_error(response, message)
+                    raise self._status_error(response, message, self._read_body(response))
                 session_id = response.headers.get("mcp-session-id")
                 if session_id:
                     self.session_id = session_id
@@ -173,11 +176,13 @@ class HttpTransport:
                 if content_type.startswith("text/event-stream"):
                     self._read_events(response, request_id)
                 else:
-                    response.read()
-                    if response.content.strip():
-                        self._deliver(response.json())
+                    body = self._read_body(response)
+                    if body.strip():
+                        self._deliver(json.loads(body))
         except McpError as exc:
             self._on_failure(request_id, exc)
+        except ResponseTooLargeError as exc:
+            self._on_failure(request_id, McpConnectionError(str(exc)))
         except (httpx.HTTPError, ValueError) as exc:
             self._on_failure(
                 request_id, McpConnectionError(f"reading the reply of MCP server {self.url} failed: {exc}")
@@ -205,9 +210,9 @@ class HttpTransport:
                     logger.debug("notification stream of %s: HTTP %s", self.url, reply.status_code)
                     if reply.status_code < 400:
                         delay = 0.5
-                        for data in iter_sse_data(reply.iter_lines()):
+                        for data in iter_sse_data(self._lines(reply)):
                             self._deliver(json.loads(data))
-            except (httpx.HTTPError, ValueError, RuntimeError) as exc:
+            except (httpx.HTTPError, ValueError, RuntimeError, ResponseTooLargeError) as exc:
                 self._listening.set()
                 if self._closed:
                     return
@@ -219,7 +224,7 @@ class HttpTransport:
 
     def _read_events(self, response: httpx.Response, request_id: int | str) -> None:
         answered = False
-        for data in iter_sse_data(response.iter_lines()):
+        for data in iter_sse_data(self._lines(response)):
             try:
                 payload = json.loads(data)
             except ValueError:
@@ -230,6 +235,13 @@ class HttpTransport:
             answered = self._deliver(payload, request_id) or answered
         if not answered:
             raise McpConnectionError(f"MCP server {self.url} ended the event stream before it answered")
+
+    def _read_body(self, response: httpx.Response) -> bytes:
+        """The whole body, or `ResponseTooLargeError` once it passes the limit."""
+        return read_capped(response.iter_bytes(), self.limits, f"MCP server {self.url}")
+
+    def _lines(self, response: httpx.Response) -> Iterator[str]:
+        return text_lines(capped(response.iter_bytes(), self.limits, f"MCP server {self.url}"))
 
     def _deliver(self, payload: Any, request_id: int | str | None = None) -> bool:
         assert self._on_message is not None
@@ -242,9 +254,9 @@ class HttpTransport:
                 answered = True
         return answered
 
-    def _status_error(self, response: httpx.Response, message: Message) -> McpError:
+    def _status_error(self, response: httpx.Response, message: Message, body: bytes) -> McpError:
         status = response.status_code
-        text = response.text[:500]
+        text = body[:2000].decode("utf-8", "replace")[:500]
         # The spec says 404 for an unknown session; many servers say 400 with a message instead.
         lost = status == 404 or (status == 400 and "session" in text.lower())
         if lost and self.session_id and message.get("method") != "initialize":

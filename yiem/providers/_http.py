@@ -12,12 +12,14 @@ from types import TracebackType
 from typing import Any, Self
 
 import httpx
-from httpx_sse import EventSource, ServerSentEvent, SSEError
+from httpx_sse import ServerSentEvent, SSEError
 
+from yiem.limits import ResponseLimits, ResponseTooLargeError, read_capped
 from yiem.llm import GenerationOptions, StreamDone, StreamEvent, StreamStart
 from yiem.providers._abortable import AbortableClient
 from yiem.providers._message_builder import MessageBuilder
 from yiem.providers._retry import RetryPolicy
+from yiem.providers._sse import capped_events, capped_reply
 from yiem.redaction import header_secrets, redact
 from yiem.types import AbortSignal, AgentContext, AnyAssistantMessage, Api, LlmModel
 
@@ -109,8 +111,11 @@ class HttpLlmClient(ABC):
         extra_body: dict[str, Any] | None = None,
         http_client: httpx.Client | None = None,
         quote_bodies: bool = True,
+        limits: ResponseLimits | None = None,
     ) -> None:
         self.extra_body = dict(extra_body or {})
+        # How much one answer may hold; past it the read stops in words, the partial reply kept.
+        self.limits = limits or ResponseLimits.from_environment()
         # False for a base URL typed in a browser: what such a URL answers is never quoted in an error,
         # so the app cannot be used to read pages of servers that only it can reach.
         self.quote_bodies = quote_bodies
@@ -227,15 +232,21 @@ class HttpLlmClient(ABC):
             raise ModelListError("No base URL is set, so there is no server to ask for its models.")
         url = self.models_url(base)
         try:
-            response = self._client.http.get(url, headers=self.auth_headers())
+            with self._client.http.stream("GET", url, headers=self.auth_headers()) as response:
+                status = response.status_code
+                body = read_capped(response.iter_bytes(), self.limits, url)
         except httpx.HTTPError as error:
             raise ModelListError(f"Could not reach {url}: {error or type(error).__name__}") from None
-        if response.status_code >= 400:
-            raise ModelListError(f"HTTP {response.status_code} from {url}{self._quoted(response.content)}")
+        except ResponseTooLargeError as error:
+            raise ModelListError(str(error)) from None
+        if status >= 400:
+            raise ModelListError(f"HTTP {status} from {url}{self._quoted(body[:_ERROR_BODY_LIMIT])}")
         try:
-            return model_ids(response.json())
+            return model_ids(json.loads(body))
         except ValueError:
-            raise ModelListError(f"{url} did not answer with JSON{self._quoted(response.content)}") from None
+            raise ModelListError(
+                f"{url} did not answer with JSON{self._quoted(body[:_ERROR_BODY_LIMIT])}"
+            ) from None
         except ModelListError as error:
             raise ModelListError(f"{url} sent a model list yiem cannot read: {error}") from None
 
@@ -367,9 +378,10 @@ class HttpLlmClient(ABC):
     ) -> Iterator[StreamEvent]:
         content_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         try:
+            where = self._where(model)
             if content_type == "text/event-stream":
-                events = EventSource(response).iter_sse()
-                yield from self.read_events(events, builder)
+                events = capped_events(response.iter_bytes(), self.limits, where)
+                yield from capped_reply(self.read_events(events, builder), self.limits, where)
                 complete = builder.complete
                 if complete:
                     # Read the few bytes after the end marker so the connection can be reused;
@@ -378,7 +390,7 @@ class HttpLlmClient(ABC):
                         pass
             elif content_type.endswith("json"):
                 # Some servers ignore `stream: true` and answer with one JSON body; that is fine.
-                raw = response.read()
+                raw = read_capped(response.iter_bytes(), self.limits, where)
                 try:
                     data = json.loads(raw)
                 except ValueError:
@@ -388,12 +400,15 @@ class HttpLlmClient(ABC):
                 yield from self.read_body(data, builder)
                 complete = True
             else:
-                snippet = self._quoted(response.read())
+                snippet = self._quoted(self._read_error_body(response))
                 yield builder.finish(
                     error=f"{self._where(model)} answered with {content_type or 'no content type'} "
                     f"instead of an event stream or JSON{snippet}"
                 )
                 return
+        except ResponseTooLargeError as error:
+            yield builder.finish(error=f"{error}{self._kept(builder)}")
+            return
         except ProviderStreamError as error:
             words = f": {error}" if self.quote_bodies else self._quoted(b"")
             yield builder.finish(error=f"{self._where(model)} reported an error{words}{self._kept(builder)}")

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 from httpx_sse import ServerSentEvent
 
+from yiem.limits import ResponseLimits
 from yiem.llm import GenerationOptions, StreamEvent
 from yiem.openai_format import to_openai_messages, tools_to_openai
 from yiem.providers._http import (
@@ -69,6 +70,7 @@ class OpenAIChatClient(HttpLlmClient):
         stream_usage: bool = True,
         http_client: httpx.Client | None = None,
         quote_bodies: bool = True,
+        limits: ResponseLimits | None = None,
     ) -> None:
         super().__init__(
             base_url,
@@ -81,6 +83,7 @@ class OpenAIChatClient(HttpLlmClient):
             extra_body=extra_body,
             http_client=http_client,
             quote_bodies=quote_bodies,
+            limits=limits,
         )
         self.max_tokens_field = max_tokens_field
         self.stream_usage = stream_usage
