@@ -11,7 +11,7 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.tools.form import FormKeys, draw_form, form_arguments
-from yiem.chat import ConnectionSettingsError, connect
+from yiem.chat import ConnectionSettingsError, connect, safe_markdown
 from yiem.explorer import (
     SchemaFormError,
     ServerQuestion,
@@ -58,7 +58,7 @@ def draw_questions(server: str) -> None:
 
 def _draw_elicitation(question: ServerQuestion) -> None:
     request = question.elicitation
-    st.markdown(f":material/help: **{question.server} asks:** {request.message}")
+    st.markdown(f":material/help: **{question.server} asks:** {safe_markdown(request.message)}")
     decline, cancel = "Decline", "Cancel"
     if request.mode == "url":
         st.caption("The server asks you to open this link (check where it goes before you agree):")

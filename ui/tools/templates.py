@@ -8,6 +8,7 @@ import streamlit as st
 
 from ui.tools.form import FormKeys, draw_form, form_arguments
 from ui.tools.result import draw_resource_contents
+from yiem.chat import safe_markdown
 from yiem.explorer import (
     ToolForm,
     describe_error,
@@ -78,7 +79,7 @@ def draw_templates(client: McpClient, server: str) -> None:
     )
     template = by_uri[chosen]
     if template.description:
-        st.caption(template.description)
+        st.caption(safe_markdown(template.description))
     form = ToolForm(template_schema(template))
     keys = FormKeys(f"rt:{server}:{chosen}")
     draw_form(form, keys, what="template")
