@@ -24,3 +24,19 @@ def test_schema_and_refs() -> None:
     assert list(schema["properties"]) == ["kind", "id"] and schema["required"] == ["kind", "id"]
     assert prompt_ref("p") == {"type": "ref/prompt", "name": "p"}
     assert template_ref("demo://{id}") == {"type": "ref/resource", "uri": "demo://{id}"}
+
+
+def test_icons_come_from_the_server_and_only_safe_ones_are_shown() -> None:
+    """Icons of the server and its tools are read; a page shows https or data:image only."""
+    from tests.fixtures.mcp import SCRIPTED_STDIO
+    from yiem.explorer import icon_src
+    from yiem.mcp import Icon, McpClient
+
+    with McpClient.stdio(SCRIPTED_STDIO.command, SCRIPTED_STDIO.args) as client:
+        server_icon = icon_src(client.server_info.icons)
+        add = next(tool for tool in client.list_tools() if tool.name == "add")
+    assert server_icon is not None and server_icon.startswith("data:image/png;base64,")
+    assert [icon.src.split(":")[0] for icon in add.icons] == ["data", "http"]
+    assert icon_src(add.icons) == server_icon
+    assert icon_src([Icon(src="http://plain.example/a.png"), Icon(src="javascript:alert(1)")]) is None
+    assert icon_src([Icon(src="https://cdn.example/a.png")]) == "https://cdn.example/a.png"

@@ -23,12 +23,20 @@ from typing import Any
 Message = dict[str, Any]
 Send = Callable[[Message], None]
 
+# A 1x1 PNG as a data: URL: an icon a client may show without fetching anything.
+ICON = {
+    "src": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAE"
+    "hQGAhKmMIQAAAABJRU5ErkJggg==",
+    "mimeType": "image/png",
+    "sizes": ["1x1"],
+}
 BASE_TOOLS = [
     {"name": "fail", "description": "Always an error result.", "inputSchema": {"type": "object"}},
     {"name": "stuck", "description": "Ignores cancellation for 30 s.", "inputSchema": {"type": "object"}},
     {
         "name": "add",
         "description": "Add a and b.",
+        "icons": [ICON, {"src": "http://plain.example/add.png"}],
         "inputSchema": {
             "type": "object",
             "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
@@ -114,7 +122,7 @@ class ScriptedServer:
             return {
                 "protocolVersion": version,
                 "capabilities": {"tools": {"listChanged": True}},
-                "serverInfo": {"name": "scripted", "version": "1.0"},
+                "serverInfo": {"name": "scripted", "version": "1.0", "icons": [ICON]},
                 "instructions": "A scripted test server.",
             }
         if method == "ping":

@@ -21,6 +21,7 @@ from yiem.explorer import (
     describe_error,
     duration_words,
     history_json,
+    icon_src,
     progress_fraction,
     progress_words,
 )
@@ -133,14 +134,25 @@ def _caption(tool: McpTool) -> str:
     return f"{badges} {short}".strip()
 
 
-_BADGE_COLORS = {"read-only": "green", "destructive": "red", "idempotent": "blue", "open-world": "violet"}
+_BADGE_COLORS = {
+    "read-only": "green",
+    "destructive": "red",
+    "idempotent": "blue",
+    "open-world": "violet",
+    "task (required)": "orange",
+    "task (optional)": "orange",
+}
 
 
 def _draw_tool(server: str, client: McpClient, tool: McpTool) -> None:
     session: Any = st.session_state
+    if src := icon_src(tool.icons):
+        st.image(src, width=32)
     st.subheader(tool.display_name, anchor=False)
     st.caption(f"`{tool.name}`")
     badges = annotation_badges(tool.annotations)
+    if tool.task_support != "forbidden":
+        badges.append(f"task ({tool.task_support})")
     if badges:
         with st.container(horizontal=True):
             for badge in badges:

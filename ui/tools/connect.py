@@ -19,6 +19,7 @@ from yiem.explorer import (
     describe_error,
     entry_summary,
     http_entry,
+    icon_src,
     notification_words,
     ping_ms,
     stdio_entry,
@@ -305,6 +306,8 @@ def _draw_details(name: str, client: McpClient) -> None:
     with st.container(border=True):
         top = st.columns([3, 2, 2], vertical_alignment="center")
         with top[0]:
+            if src := icon_src(info.icons):
+                st.image(src, width=32)
             title = f"**{info.title}** `{info.name}`" if info.title else f"**{info.name or name}**"
             st.markdown(f"{title} {info.version}  \n:green[:material/check_circle: connected]")
         with top[1]:
@@ -325,6 +328,13 @@ def _draw_details(name: str, client: McpClient) -> None:
                 st.markdown(safe_markdown(client.instructions))
         with st.expander("Capabilities", icon=":material/tune:"):
             st.code(json.dumps(client.capabilities, indent=2), language="json")
+            st.caption("What yiem offers this server (roots, questions to you, your model):")
+            st.code(json.dumps(client.features.capabilities(), indent=2), language="json")
+            roots = client.features.roots or []
+            st.caption(
+                "Folders it may use (set by an admin in mcp.json): "
+                + (", ".join(f"`{root.uri}`" for root in roots) if roots else "none")
+            )
         events = watch(name, client)
         with st.expander(f"Server notifications ({len(events)})", icon=":material/notifications:"):
             recent = events.recent()

@@ -53,6 +53,7 @@ from yiem.explorer._server_questions import (
 )
 from yiem.explorer._templates import (
     expand_template,
+    icon_src,
     prompt_ref,
     template_ref,
     template_schema,
@@ -88,6 +89,7 @@ __all__ = [
     "format_raw_json",
     "history_json",
     "http_entry",
+    "icon_src",
     "log_level_of",
     "message_summary",
     "model_hints",

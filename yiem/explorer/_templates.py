@@ -1,4 +1,4 @@
-"""Resource templates (RFC 6570 URI templates) as forms, and the references `completion/complete` takes."""
+"""Resource templates (RFC 6570 URI templates) as forms, completion references, and icons to show."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from yiem.mcp import McpResourceTemplate
+from yiem.mcp import Icon, McpResourceTemplate
 
 _EXPRESSION = re.compile(r"\{([+#./;?&]?)([^}]*)\}")
 # Characters each operator leaves unescaped (RFC 6570 section 3.2): reserved ones for + and #.
@@ -66,3 +66,11 @@ def prompt_ref(name: str) -> dict[str, str]:
 def template_ref(uri_template: str) -> dict[str, str]:
     """The `ref` of a resource template for `completion/complete`."""
     return {"type": "ref/resource", "uri": uri_template}
+
+
+def icon_src(icons: list[Icon]) -> str | None:
+    """The first icon a page may show: an https URL or an inline data:image (never plain http)."""
+    for icon in icons:
+        if icon.src.startswith(("https://", "data:image/")):
+            return icon.src
+    return None
