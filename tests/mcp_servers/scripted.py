@@ -4,7 +4,8 @@ Paginated `tools/list` (three pages, or a cursor that repeats), `-32601`, a slow
 progress, a tool that never answers, a crash in the middle of a call, a server request to the
 client, `list_changed`, a protocol version of our choosing. `ScriptedServer` holds the logic;
 `python -m tests.mcp_servers.scripted` serves it over stdio and `ScriptedHttpServer` over
-Streamable HTTP on 127.0.0.1 (with session loss on demand).
+Streamable HTTP on 127.0.0.1 (with session loss on demand). `--hostile` adds tools whose input
+schemas a form cannot draw or check naively (`HOSTILE_TOOLS`); each answers with its arguments.
 """
 
 from __future__ import annotations
@@ -70,15 +71,68 @@ BASE_TOOLS = [
     {"name": "change_tools", "description": "Adds a tool and says so.", "inputSchema": {"type": "object"}},
 ]
 PAGE_SIZE = 3
+# A 3,000-step `$ref` chain: deeper than Python's recursion limit if followed one call per step.
+REF_CHAIN_STEPS = 3000
+BACKTRACKING_PATTERN = "^(a+)+$"  # exponential in a backtracking regex engine on "aaa…a!"
+HOSTILE_TOOLS = [
+    {
+        "name": "properties_list",
+        "description": "`properties` given as a list.",
+        "inputSchema": {"type": "object", "properties": [{"name": "a", "type": "string"}]},
+    },
+    {
+        "name": "required_number",
+        "description": "`required` given as a number.",
+        "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}, "required": 5},
+    },
+    {
+        "name": "ref_chain",
+        "description": "A property behind a 3,000-step `$ref` chain.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/step0"}},
+            "$defs": {
+                **{f"step{i}": {"$ref": f"#/$defs/step{i + 1}"} for i in range(REF_CHAIN_STEPS)},
+                f"step{REF_CHAIN_STEPS}": {"type": "string"},
+            },
+        },
+    },
+    {
+        "name": "nested_ref_chain",
+        "description": "The chain inside an array's items, where the form draws a JSON field.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"list": {"type": "array", "items": {"$ref": "#/$defs/step0"}}},
+            "$defs": {
+                **{f"step{i}": {"$ref": f"#/$defs/step{i + 1}"} for i in range(REF_CHAIN_STEPS)},
+                f"step{REF_CHAIN_STEPS}": {"type": "string"},
+            },
+        },
+    },
+    {
+        "name": "backtracking_pattern",
+        "description": "A pattern that backtracks exponentially.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "word": {"type": "string", "pattern": BACKTRACKING_PATTERN},
+                "words": {"type": "array", "items": {"type": "string", "pattern": BACKTRACKING_PATTERN}},
+            },
+            "required": ["word"],
+        },
+    },
+]
 
 
 class ScriptedServer:
     """The server's logic: answers one message, sending replies and notifications through `send`."""
 
-    def __init__(self, protocol_version: str | None = None, repeat_cursor: bool = False) -> None:
+    def __init__(
+        self, protocol_version: str | None = None, repeat_cursor: bool = False, hostile: bool = False
+    ) -> None:
         self.protocol_version = protocol_version
         self.repeat_cursor = repeat_cursor
-        self.tools = [dict(tool) for tool in BASE_TOOLS]
+        self.tools = [dict(tool) for tool in BASE_TOOLS + (HOSTILE_TOOLS if hostile else [])]
         self.cancelled: set[Any] = set()
         self.received: list[Message] = []
         self.on_crash: Callable[[], None] = lambda: os._exit(3)
@@ -191,6 +245,8 @@ class ScriptedServer:
                 }
             )
             return _text("answered")
+        if name in {tool["name"] for tool in HOSTILE_TOOLS}:
+            return _text(f"{name} got {json.dumps(args, sort_keys=True)}")
         if name == "change_tools":
             self.tools.append(
                 {"name": "extra", "description": "Added later.", "inputSchema": {"type": "object"}}
@@ -349,8 +405,9 @@ def main() -> None:
     parser.add_argument("--protocol", help="answer initialize with this protocol version")
     parser.add_argument("--repeat-cursor", action="store_true", help="tools/list repeats its cursor")
     parser.add_argument("--noise", action="store_true", help="write a line that is not JSON first")
+    parser.add_argument("--hostile", action="store_true", help="add the tools of HOSTILE_TOOLS")
     options = parser.parse_args()
-    serve_stdio(ScriptedServer(options.protocol, options.repeat_cursor), options.noise)
+    serve_stdio(ScriptedServer(options.protocol, options.repeat_cursor, options.hostile), options.noise)
 
 
 if __name__ == "__main__":

@@ -16,13 +16,13 @@ from yiem.explorer._call_runs import (
     prompt_input_schema,
 )
 from yiem.explorer._protocol_log import message_summary, protocol_log_json, protocol_rows
+from yiem.explorer._schema_check import SchemaFormError
 from yiem.explorer._schema_form import (
     FieldKind,
     FormField,
     FormState,
     FormValueError,
     RawJsonError,
-    SchemaFormError,
     ToolForm,
     format_raw_json,
     parse_raw_json,

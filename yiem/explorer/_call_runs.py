@@ -11,9 +11,15 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-import jsonschema
 from pydantic import BaseModel, Field
 
+from yiem.explorer._schema_check import (
+    SchemaFormError,
+    check_usable,
+    iter_errors,
+    schema_registry,
+    validator_class,
+)
 from yiem.mcp import CallToolResult, McpClient, McpError, McpProgress, McpPrompt
 from yiem.mcp.errors import McpCancelledError
 from yiem.redaction import redact, redact_data
@@ -167,10 +173,13 @@ def check_structured_content(output_schema: Mapping[str, Any] | None, result: Ca
         return None
     if result.structured_content is None:
         return "The tool declares an output schema but returned no structured content."
-    validator_class = jsonschema.validators.validator_for(
-        output_schema, default=jsonschema.Draft202012Validator
-    )
-    errors = sorted(validator_class(dict(output_schema)).iter_errors(result.structured_content), key=str)
+    registry = schema_registry(output_schema)
+    try:
+        check_usable(output_schema, registry)
+    except SchemaFormError as error:
+        return f"The output schema cannot be checked: {error}."
+    validator = validator_class(output_schema)(dict(output_schema), registry=registry)
+    errors = sorted(iter_errors(validator, result.structured_content), key=str)
     if not errors:
         return None
     shown = [_where(error.absolute_path) + error.message for error in errors[:3]]

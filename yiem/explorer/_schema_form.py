@@ -13,12 +13,19 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
-import jsonschema
 from jsonschema.exceptions import ValidationError
 from pydantic import BaseModel, ConfigDict, Field
-from referencing import Registry, Resource
+from referencing import Registry
 from referencing.exceptions import Unresolvable
-from referencing.jsonschema import DRAFT202012
+
+from yiem.explorer._schema_check import (
+    SCHEMA_URI,
+    SchemaFormError,
+    check_usable,
+    iter_errors,
+    schema_registry,
+    validator_class,
+)
 
 # Strings this long or with a format read better on one line than in a text area.
 _SHORT_STRING = 100
@@ -35,10 +42,6 @@ class FieldKind(StrEnum):
     INTEGER = "integer"
     BOOLEAN = "boolean"
     JSON = "json"
-
-
-class SchemaFormError(ValueError):
-    """A schema the form cannot be built from (not an object schema, or a `$ref` that does not resolve)."""
 
 
 class FormValueError(ValueError):
@@ -85,18 +88,22 @@ class ToolForm:
     """The form for one input schema: its fields, and conversions between widget values and arguments."""
 
     def __init__(self, input_schema: Mapping[str, Any] | None) -> None:
+        """Raises `SchemaFormError` in words for a schema the form cannot draw (show raw JSON then)."""
         self.schema: dict[str, Any] = dict(input_schema or {"type": "object"})
-        self._registry: Registry[Any] = Registry().with_resource(
-            "urn:yiem:tool-input", Resource.from_contents(self.schema, default_specification=DRAFT202012)
-        )
-        self._resolver = self._registry.resolver(base_uri="urn:yiem:tool-input")
-        root = self._resolve(self.schema)
-        if root.get("type", "object") != "object" and "properties" not in root:
-            raise SchemaFormError(f"The input schema must describe an object, not {root.get('type')!r}.")
-        required = set(root.get("required", []))
-        self.fields: list[FormField] = [
-            self._field(name, prop, name in required) for name, prop in root.get("properties", {}).items()
-        ]
+        self._registry: Registry[Any] = schema_registry(self.schema)
+        self._resolver = self._registry.resolver(base_uri=SCHEMA_URI)
+        check_usable(self.schema, self._registry)
+        self._validator = validator_class(self.schema)(self.schema, registry=self._registry)
+        try:
+            root = self._resolve(self.schema)
+            if root.get("type", "object") != "object" and "properties" not in root:
+                raise SchemaFormError(f"The input schema must describe an object, not {root.get('type')!r}.")
+            required = set(root.get("required", []))
+            self.fields: list[FormField] = [
+                self._field(name, prop, name in required) for name, prop in root.get("properties", {}).items()
+            ]
+        except RecursionError:  # `$ref` chains are bounded, but `allOf` can still nest without end
+            raise SchemaFormError("it is nested too deeply to draw") from None
         self.allows_extra = root.get("additionalProperties", True) is not False
 
     # --- building -----------------------------------------------------------------------------
@@ -238,12 +245,9 @@ class ToolForm:
 
     def validate(self, arguments: Mapping[str, Any]) -> None:
         """Check arguments against the whole schema; errors are reported per top-level field."""
-        validator_class = jsonschema.validators.validator_for(
-            self.schema, default=jsonschema.Draft202012Validator
-        )
-        validator = validator_class(self.schema, registry=self._registry)
         errors: dict[str, str] = {}
-        for error in sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.absolute_path)):
+        found = iter_errors(self._validator, dict(arguments))
+        for error in sorted(found, key=lambda e: [str(part) for part in e.absolute_path]):
             name = str(error.absolute_path[0]) if error.absolute_path else ""
             errors.setdefault(name, _describe(error))
         if errors:
