@@ -93,3 +93,15 @@ def test_make_run_asks_which_provider_is_configured(tmp_path: Path) -> None:
     assert _configured({}, tmp_path).returncode == 1
     found = _configured({"OPENAI_API_KEY": "sk-x"}, tmp_path)
     assert (found.returncode, found.stdout.strip()) == (0, "openai")
+
+
+def test_a_server_on_this_machine_starts_without_a_url_and_is_not_asked() -> None:
+    from yiem.chat import starting_base_url
+
+    nothing: dict[str, str] = {}
+    assert starting_base_url("llamacpp", nothing.get) == ""
+    assert starting_base_url("openai", nothing.get) == "https://api.openai.com/v1"
+    moved = {"LLAMA_BASE_URL": "http://10.0.0.5:8080/v1"}
+    assert starting_base_url("llamacpp", moved.get) == "http://10.0.0.5:8080/v1"  # the operator's own
+    # Nothing typed: no request to localhost's default port, so no problem to report either.
+    assert available_models(ChatSettings(provider="llamacpp", base_url=""), nothing.get) == ([], None)

@@ -7,7 +7,7 @@ from typing import Any
 import streamlit as st
 
 from ui import bootstrap
-from yiem.chat import DEFAULT_MODELS, LOCAL, ChatSettings, available_models, key_status
+from yiem.chat import DEFAULT_MODELS, LOCAL, ChatSettings, available_models, key_status, starting_base_url
 from yiem.providers.presets import PRESETS
 
 
@@ -62,7 +62,7 @@ def draw() -> None:
             settings = settings.model_copy(
                 update={
                     "provider": provider,
-                    "base_url": choice.base_url,
+                    "base_url": starting_base_url(provider, bootstrap.secret),
                     "model_id": DEFAULT_MODELS.get(provider, ""),
                     "api_key": "",
                 }
@@ -73,7 +73,9 @@ def draw() -> None:
                 "Its answers are often wrong; use it to try the app."
             )
         else:
-            base_url = st.text_input("Base URL", value=settings.base_url, key=f"set-url-{provider}")
+            base_url = st.text_input(
+                "Base URL", value=settings.base_url, key=f"set-url-{provider}", placeholder=choice.base_url
+            )
             # The server's key is never put in the settings: it is looked up for its own base URL only.
             status = key_status(settings.model_copy(update={"base_url": base_url.strip()}), bootstrap.secret)
             typed_key = st.text_input(
@@ -88,6 +90,8 @@ def draw() -> None:
                 update={"base_url": base_url.strip(), "api_key": typed_key.strip()}
             )
             options = _model_options(settings)
+            if choice.local and not settings.base_url:
+                st.caption(f"Type the server's base URL (usually {choice.base_url}) to list its models.")
             if options:
                 model_id = st.selectbox(
                     "Model",

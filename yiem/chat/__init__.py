@@ -26,6 +26,7 @@ from yiem.chat._settings import (
     key_status,
     register_server_secrets,
     secrets_file_value,
+    starting_base_url,
 )
 from yiem.chat._transcript import Transcript, TranscriptError, export_json, export_markdown, import_json
 
@@ -58,6 +59,7 @@ __all__ = [
     "reply_caption",
     "safe_markdown",
     "secrets_file_value",
+    "starting_base_url",
     "title_from",
     "tool_results_by_call",
     "user_message",

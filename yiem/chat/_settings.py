@@ -194,6 +194,19 @@ def connect(
         ) from error
 
 
+def starting_base_url(provider: str, secret: Callable[[str], str] = configured_secret) -> str:
+    """The Base URL a provider starts with in Settings: the operator's `<NAME>_BASE_URL`, else a
+    hosted API's own URL; empty for a server on this machine until the user types where it runs."""
+    from yiem.providers.presets import PRESETS, base_url_variable
+
+    preset = PRESETS.get(provider)
+    if preset is None:
+        return ""
+    variable = base_url_variable(preset)
+    configured = (secret(variable) or "").strip() if variable else ""
+    return configured or ("" if preset.local else preset.base_url)
+
+
 def available_models(
     settings: ChatSettings, secret: Callable[[str], str] = configured_secret
 ) -> tuple[list[str], str | None]:
@@ -205,7 +218,10 @@ def available_models(
     ids: list[str] = []
     problem: str | None = None
     preset = PRESETS.get(settings.provider)
-    if preset is not None and settings.provider != LOCAL:
+    # A server on this machine is asked only once the user says where it is: its preset's default
+    # port may hold nothing, or something else entirely.
+    unplaced = preset is not None and preset.local and not settings.base_url
+    if preset is not None and settings.provider != LOCAL and not unplaced:
         base_url = settings.base_url or None
         key = settings.api_key or server_key(preset, base_url, secret)
         if key or not preset.key_required:
