@@ -73,10 +73,16 @@ def read_capped(chunks: Iterable[bytes], limits: ResponseLimits, source: str) ->
     return b"".join(capped(chunks, limits, source))
 
 
-def text_lines(chunks: Iterable[bytes]) -> Iterator[str]:
-    """UTF-8 lines without their ending (`\\r\\n`, `\\r` or `\\n`, as server-sent events define them)."""
+def text_lines(
+    chunks: Iterable[bytes], limits: ResponseLimits | None = None, source: str = "The server"
+) -> Iterator[str]:
+    """UTF-8 lines without their ending (`\\r\\n`, `\\r` or `\\n`, as server-sent events define them).
+
+    With `limits`, one line may not pass `limits.max_response_bytes` (for streams that stay open long,
+    where a cap on the whole body would end a healthy session)."""
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     parts: list[str] = []  # the line in progress, in pieces: a long line is joined once, not per chunk
+    held = 0
     carry_cr = False
     for chunk in _with_end(chunks):
         text = decoder.decode(chunk or b"", final=chunk is None)
@@ -89,9 +95,14 @@ def text_lines(chunks: Iterable[bytes]) -> Iterator[str]:
         for match in _LINE_END.finditer(text):
             parts.append(text[start : match.start()])
             yield "".join(parts)
-            parts, start = [], match.end()
+            parts, start, held = [], match.end(), 0
         if start < len(text):
             parts.append(text[start:])
+            held += len(text) - start
+            if limits is not None and held > limits.max_response_bytes:
+                raise ResponseTooLargeError(
+                    f"{source} sent a line longer than {limits.bytes_words()}; the rest was not read."
+                )
     if parts:
         yield "".join(parts)
 

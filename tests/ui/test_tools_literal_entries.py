@@ -53,6 +53,8 @@ def test_a_typed_url_and_header_are_never_filled_from_the_environment(
         assert SECRET not in request.path and SECRET not in str(request.headers)
         assert request.headers.get("X-Token") == "${YIEM_TEST_SECRET}"
     assert SECRET not in _page_text(at)
+    # What a typed URL answers (here a page that is not MCP) is not quoted back.
+    assert "answered HTTP 404" in _page_text(at) and "no such thing" not in _page_text(at)
     # Saved to mean what was typed: a later session reading mcp.json gets the literal text back.
     saved = config_path.read_text()
     assert SECRET not in saved

@@ -133,21 +133,23 @@ class McpClient:
         headers: Mapping[str, str] | None = None,
         *,
         sse_fallback: bool = True,
+        quote_bodies: bool = True,
         **options: Any,
     ) -> McpClient:
-        """Initialise a session with the Streamable HTTP server at `url`.
+        """Initialise a session with the Streamable HTTP server at `url` (`quote_bodies=False` for a URL
+        typed in a browser: what it answers that is not MCP is never quoted in an error).
 
         A server that refuses it (HTTP 400, 404 or 405 to `initialize`) is tried with the legacy
         HTTP+SSE transport at the same URL, as the specification's backwards compatibility says.
         """
         try:
-            return cls(HttpTransport(url, headers), **options).connect()
+            return cls(HttpTransport(url, headers, quote_bodies=quote_bodies), **options).connect()
         except McpConnectionError as exc:
             status = exc.data.get("status") if isinstance(exc.data, dict) else None
             if not sse_fallback or status not in (400, 404, 405):
                 raise
             try:
-                return cls.sse(url, headers, **options)
+                return cls(SseTransport(url, headers, quote_bodies=quote_bodies), **options).connect()
             except McpError as sse_error:
                 raise McpConnectionError(
                     f"{exc.message}; the older HTTP+SSE transport did not work either: {sse_error.message}",

@@ -262,7 +262,7 @@ def connect_server(
         return McpClient.stdio(resolved.command, resolved.args, resolved.env, resolved.cwd, **options)
     if resolved.type == "sse":
         return McpClient.sse(resolved.url, resolved.headers, **options)
-    return McpClient.http(resolved.url, resolved.headers, **options)
+    return McpClient.http(resolved.url, resolved.headers, quote_bodies=expand, **options)
 
 
 def _kept_type(entry: McpServerConfig) -> dict[str, str]:

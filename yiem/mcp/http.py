@@ -55,8 +55,12 @@ class HttpTransport:
         max_workers: int = 8,
         listen: bool = True,
         limits: ResponseLimits | None = None,
+        quote_bodies: bool = True,
     ) -> None:
         self.url = url
+        # False for a URL typed in a browser: an answer that is not MCP is never quoted back, so the
+        # app cannot be used to read pages of servers that only it can reach.
+        self.quote_bodies = quote_bodies
         # How much one reply may hold (a body, or one request's event stream); past it, an error in words.
         self.limits = limits or ResponseLimits.from_environment()
         self.label = url
@@ -210,7 +214,8 @@ class HttpTransport:
                     logger.debug("notification stream of %s: HTTP %s", self.url, reply.status_code)
                     if reply.status_code < 400:
                         delay = 0.5
-                        for data in iter_sse_data(self._lines(reply)):
+                        lines = text_lines(reply.iter_bytes(), self.limits, f"MCP server {self.url}")
+                        for data in iter_sse_data(lines):
                             self._deliver(json.loads(data))
             except (httpx.HTTPError, ValueError, RuntimeError, ResponseTooLargeError) as exc:
                 self._listening.set()
@@ -268,7 +273,8 @@ class HttpTransport:
         hint = " (check the URL and its path, usually /mcp)" if status in (404, 405) else ""
         if status in (401, 403):
             hint = " (check the token or headers in the server's configuration)"
-        words = f"MCP server {self.url} answered HTTP {status}{hint}: {text.strip()[:200]}"
+        said = f": {text.strip()[:200]}" if self.quote_bodies else " (not shown for a typed URL)"
+        words = f"MCP server {self.url} answered HTTP {status}{hint}{said}"
         return McpConnectionError(words, data={"status": status})
 
 

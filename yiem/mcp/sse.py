@@ -15,6 +15,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from yiem.limits import ResponseLimits, ResponseTooLargeError, read_capped, text_lines
 from yiem.mcp.errors import McpConnectionError, McpError
 from yiem.mcp.http import interrupt_response
 from yiem.mcp.transport import Message, OnFailure, OnMessage
@@ -47,9 +48,17 @@ class SseTransport:
     """Reads the GET event stream on a thread and POSTs each message to the endpoint it names."""
 
     def __init__(
-        self, url: str, headers: Mapping[str, str] | None = None, *, connect_timeout: float = 10.0
+        self,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        *,
+        connect_timeout: float = 10.0,
+        quote_bodies: bool = True,
+        limits: ResponseLimits | None = None,
     ) -> None:
         self.url = url
+        self.quote_bodies = quote_bodies  # False for a URL typed in a browser (see HttpTransport)
+        self.limits = limits or ResponseLimits.from_environment()
         self.label = url
         self.headers = dict(headers or {})
         self.endpoint: str | None = None
@@ -81,13 +90,19 @@ class SseTransport:
         body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
         headers = {"Content-Type": "application/json", **self.headers}
         try:
-            reply = self._http.post(self.endpoint, content=body, headers=headers, timeout=self._post_timeout)
+            with self._http.stream(
+                "POST", self.endpoint, content=body, headers=headers, timeout=self._post_timeout
+            ) as reply:
+                status = reply.status_code
+                answer = read_capped(reply.iter_bytes(), self.limits, f"MCP server {self.url}")
         except httpx.HTTPError as exc:
             raise McpConnectionError(f"sending to MCP server {self.url} failed: {exc}") from exc
-        if reply.status_code >= 400:
-            raise McpConnectionError(
-                f"MCP server {self.url} answered HTTP {reply.status_code}: {reply.text.strip()[:200]}"
-            )
+        except ResponseTooLargeError as exc:
+            raise McpConnectionError(str(exc)) from exc
+        if status >= 400:
+            text = answer[:2000].decode("utf-8", "replace").strip()[:200]
+            said = f": {text}" if self.quote_bodies else " (not shown for a typed URL)"
+            raise McpConnectionError(f"MCP server {self.url} answered HTTP {status}{said}")
 
     def initialized(self, protocol_version: str) -> None:
         """The legacy transport carries no version header."""
@@ -111,11 +126,11 @@ class SseTransport:
             with self._http.stream("GET", self.url, headers=headers) as reply:
                 self._stream = reply
                 if reply.status_code >= 400:
-                    reply.read()
                     raise McpConnectionError(
                         f"MCP server {self.url} refused the event stream: HTTP {reply.status_code}"
                     )
-                for event, data in iter_sse_events(reply.iter_lines()):
+                lines = text_lines(reply.iter_bytes(), self.limits, f"MCP server {self.url}")
+                for event, data in iter_sse_events(lines):
                     if event == "endpoint":
                         self.endpoint = self._checked_endpoint(data.strip())
                         self._ready.set()
@@ -123,7 +138,7 @@ class SseTransport:
                         self._deliver(data, on_message)
         except McpError as exc:
             self._problem = exc
-        except (httpx.HTTPError, RuntimeError, ValueError) as exc:
+        except (httpx.HTTPError, RuntimeError, ValueError, ResponseTooLargeError) as exc:
             if not self._closed:
                 self._problem = McpConnectionError(f"the event stream of MCP server {self.url} broke: {exc}")
         finally:
