@@ -3,11 +3,16 @@ resource templates with a form, argument completion, subscriptions, the Log tab.
 
 from __future__ import annotations
 
+import json
+import time
+from pathlib import Path
 from typing import Any
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.ui.test_tools_page import address, connected
+from tests.fixtures.mcp import StdioServer
+from tests.ui.test_tools_page import _call, _choose_tool, _field, _page, address, connected
 
 __all__ = ["address", "connected"]  # fixtures, imported for these tests
 
@@ -76,3 +81,43 @@ def test_log_tab_sets_the_level_and_shows_the_protocol_log(connected: AppTest) -
     assert "logging/setLevel (request" in " ".join(str(v) for v in table.value["message"])
     at.text_input(key="tools-protocol-filter:everything").input("setLevel").run()
     assert set(at.dataframe[0].value["message"].str.contains("setLevel|#", regex=True)) == {True}
+
+
+def test_roots_edited_in_mcp_json_reach_the_connected_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, everything_stdio: StdioServer, address: Any
+) -> None:
+    first, second = tmp_path / "reports", tmp_path / "archive"
+    first.mkdir()
+    second.mkdir()
+    entry = {"command": everything_stdio.command, "args": list(everything_stdio.args)}
+    at = _page(tmp_path, monkeypatch, {"mcpServers": {"everything": {**entry, "roots": [str(first)]}}})
+    if "everything" not in at.session_state["mcp_clients"]:
+        at.button(key="tools-connect").click().run()
+    client = at.session_state["mcp_clients"]["everything"]
+    try:
+        client.list_tools()
+        assert first.as_uri() in client.call_tool("get-roots-list").text
+        config = tmp_path / "mcp.json"
+        config.write_text(json.dumps({"mcpServers": {"everything": {**entry, "roots": [str(second)]}}}))
+        at.run()
+        assert not at.exception, at.exception
+        sent = [m.get("method") for _, d, m in client.protocol_log if d == "sent"]
+        assert "notifications/roots/list_changed" in sent
+        deadline = time.monotonic() + 10
+        while second.as_uri() not in (text := client.call_tool("get-roots-list").text):
+            assert time.monotonic() < deadline, text
+            time.sleep(0.1)
+        assert first.as_uri() not in text
+        assert any(second.as_uri() in c.value for c in at.caption)
+    finally:
+        client.close()
+
+
+def test_a_task_tool_runs_from_the_page_with_its_badge(connected: AppTest) -> None:
+    at = connected
+    _choose_tool(at, "simulate-research-query")
+    assert any("task (required)" in m.value for m in at.markdown)
+    _field(at, "simulate-research-query", "topic").input("tides")
+    _call(at)
+    record = at.session_state["tools-last"][("everything", "simulate-research-query")]
+    assert record.error is None and "Research Report: tides" in record.result.text

@@ -33,6 +33,7 @@ from yiem.mcp import (
     McpServerConfig,
     McpTool,
     connect_server,
+    entry_roots,
     literal_entry,
     load_mcp_config,
     parse_server_entry,
@@ -196,6 +197,7 @@ def draw_connection_panel() -> str | None:
     _draw_add_server(config, known, policy)
     chosen_name = st.session_state.get(SERVER_KEY)
     if chosen_name in clients():
+        _follow_roots(chosen_name, clients()[chosen_name], config)
         _draw_details(chosen_name, clients()[chosen_name])
         return str(chosen_name)
     return None
@@ -299,6 +301,19 @@ def _save(name: str, entry: McpServerConfig) -> str | None:
         return f"The server was not saved to {config_path()}: {error.strerror or error}"
     st.toast(f"Saved {name} to {config_path()}.")
     return None
+
+
+def _follow_roots(name: str, client: McpClient, config: McpConfig) -> None:
+    """When an admin changed the server's folders in mcp.json, tell the server (roots/list_changed)."""
+    entry = config.servers.get(name)
+    if entry is None or client.features.roots is None:
+        return
+    wanted = entry_roots(entry)
+    if wanted != client.features.roots:
+        try:
+            client.set_roots(wanted)
+        except McpError as error:
+            st.warning(f"Telling {name} about its new folders failed: {describe_error(error)}")
 
 
 def _draw_details(name: str, client: McpClient) -> None:
