@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import os
 import socket
 from pathlib import Path
@@ -13,7 +14,7 @@ import httpx
 import pytest
 
 from tests.fixtures.browser import StreamlitApp, screenshot, start_streamlit
-from tests.scripted_http import ScriptedServer
+from tests.scripted_http import ScriptedServer, json_reply
 from yiem.store import ConversationStore, create_store_engine
 from yiem.types import AssistantMessage, TextContent, UserMessage
 
@@ -74,3 +75,46 @@ def test_a_remote_image_in_a_reply_is_a_link_and_never_fetched(
         # What is there instead: a link the person may click, its address in plain sight.
         page.locator(f'a[href="{secret_url}"]').wait_for()
         screenshot(page, "browser-edge-remote-image")
+
+
+def test_the_real_app_keeps_server_secrets_out_of_its_page_log_and_database(
+    tmp_path: Path, page: Any, scripted_server: ScriptedServer
+) -> None:
+    """`make run` as a team would use it: a provider and an MCP server that echo the server's
+    secrets back; neither reaches the page, the app's log or the database (and its WAL)."""
+    key, token = f"sk-proj-{os.urandom(12).hex()}", f"mcp-{os.urandom(12).hex()}"
+    provider = ScriptedServer()
+    try:
+        echo = {"error": {"message": f"Incorrect API key provided: {key}.", "type": "invalid_request_error"}}
+        provider.script(json_reply({"data": [{"id": "gpt-4o-mini"}]}), json_reply(echo, status=401))
+        scripted_server.script(*(json_reply({"detail": f"bad token {token}"}, status=401) for _ in range(4)))
+        config = tmp_path / "mcp.json"
+        entry = {
+            "url": f"{scripted_server.url}/mcp",
+            "headers": {"Authorization": "Bearer ${YIEM_TEST_TOKEN}"},
+        }
+        config.write_text(json.dumps({"mcpServers": {"remote": entry}}))
+        env = {
+            "OPENAI_API_KEY": key,
+            "OPENAI_BASE_URL": f"{provider.url}/v1",
+            "YIEM_TEST_TOKEN": token,
+            "YIEM_MCP_CONFIG": str(config),
+        }
+        with start_streamlit(tmp_path, env) as app:
+            page.goto(app.url)
+            box = page.locator('[data-testid="stChatInputTextArea"]')
+            box.fill("hello")
+            box.press("Enter")
+            page.get_by_text("Incorrect API key provided: ***").wait_for()
+            screenshot(page, "browser-edge-secrets-masked")
+            shown = page.content()
+            log = app.log_path.read_bytes()
+        assert provider.requests[-1].headers.get("Authorization") == f"Bearer {key}"  # it was used
+        assert scripted_server.requests, "the MCP server was asked"
+        for secret in (key, token):
+            assert secret not in shown
+            assert secret.encode() not in log
+            for path in tmp_path.glob("yiem-browser.db*"):
+                assert secret.encode() not in path.read_bytes(), path.name
+    finally:
+        provider.close()
