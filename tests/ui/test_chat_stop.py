@@ -205,3 +205,44 @@ def test_stop_while_the_model_is_silent_keeps_an_aborted_reply(
 
     at.run()
     assert any("Stopped" in warning.value for warning in at.warning)
+
+
+def test_a_crash_while_drawing_a_run_ends_it_in_words_and_stops_the_redraw_ticks(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import yiem.chat
+
+    sent: list[str] = []
+
+    def record(msg: ForwardMsg) -> None:
+        if msg.HasField("auto_rerun"):
+            sent.append("tick registered")
+        elif msg.delta.new_element.alert.body:
+            sent.append(msg.delta.new_element.alert.body)
+
+    # The drawing fails once, in the middle of the run (after the reply streamed), as a bug would.
+    caption = yiem.chat.reply_caption
+    failures = iter([RuntimeError("drawing failed on purpose")])
+
+    def caption_failing_once(message: Any) -> str:
+        for failure in failures:
+            raise failure
+        return caption(message)
+
+    monkeypatch.setattr(yiem.chat, "reply_caption", caption_failing_once)
+    ForwardMsgQueue.on_before_enqueue_msg(record)
+    try:
+        at = _app(ScriptedLlm(["A reply that is saved."]))
+        at.chat_input[0].set_value("hello").run()
+    finally:
+        ForwardMsgQueue.on_before_enqueue_msg(None)
+    assert not at.exception, at.exception  # no crash page: words instead
+    notice = [e.value for e in at.error if "drawing failed on purpose" in e.value]
+    assert notice and notice[0].startswith("Something went wrong while showing the reply"), notice
+    # The page was drawn again from the store after the fault, without the redraw fragment: the
+    # browser's ticking ends with that run instead of going on until the next message.
+    assert "tick registered" in sent
+    assert sent.index(notice[0]) > len(sent) - 1 - sent[::-1].index("tick registered")
+    assert _texts(at, "assistant") == ["A reply that is saved."]
+    saved = ConversationStore(create_store_engine(db_url)).load_messages(at.query_params["c"])
+    assert [m.role for m in saved] == ["user", "assistant"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from time import monotonic
@@ -39,6 +40,7 @@ from yiem.events import (
     ToolExecutionUpdateEvent,
     TurnStartEvent,
 )
+from yiem.redaction import redact
 from yiem.store import ConversationNotFoundError, StoreError
 from yiem.types import (
     AgentToolCall,
@@ -58,6 +60,8 @@ WAKE_SECONDS = 0.25
 HISTORY_PAGE = 40
 SHOWN_KEY = "yiem_history_shown"  # (conversation id, how many of its latest messages to draw)
 EDIT_KEY = "yiem_editing"  # "<conversation id>-<index>" of the prompt being edited, if any
+
+_log = logging.getLogger(__name__)
 
 bootstrap.ensure_session()
 chat: ChatSession = st.session_state["chat"]
@@ -395,7 +399,7 @@ def _redraw_when_interrupted(outcome: dict[str, bool]) -> None:
     # After a Stop the script cannot draw what the stopped run saved (the aborted tool results, the
     # "Stopped" note), so the page would keep showing a running tool. This fragment, drawn during
     # the run, ticks on after it; the tick after a Stop redraws the page from the store. A run that
-    # ends normally reruns the page without it, which ends its ticking.
+    # ends normally, or with a fault while drawing, reruns the page without it, which ends its ticking.
     if outcome["interrupted"]:
         outcome["interrupted"] = False
         st.rerun(scope="app")
@@ -434,15 +438,27 @@ def _run(prompt: UserMessage) -> None:
             pass
         chat_unsent.reply_not_saved(chat, prompt, error)
         st.rerun()
-    except BaseException as error:
-        # Stop, a rerun, or a crash while drawing: abort the model and drain the loop so the partial
-        # reply and every tool result are saved, then let Streamlit carry on stopping. Nothing here
-        # may touch `st` (not even session state): while stopping, every call raises again.
+    except Exception as error:
+        # A fault while drawing (not a Stop): end the run as a Stop would, so what it saved stays,
+        # and draw the page again from the store with the fault in words. That full rerun does not
+        # draw the redraw fragment, so its ticking ends now rather than at the next message.
+        _log.exception("The Chat page failed while drawing a run")
+        agent.abort("The page failed while showing the reply")
+        for _event in events:
+            pass
+        st.session_state["yiem_notice"] = (
+            f"Something went wrong while showing the reply ({redact(str(error)) or type(error).__name__}). "
+            "What was saved is shown above; you can send again or press Regenerate."
+        )
+        st.rerun()
+    except BaseException:
+        # Streamlit's Stop or a rerun (BaseExceptions): abort the model and drain the loop so the
+        # partial reply and every tool result are saved, then let Streamlit carry on stopping.
+        # Nothing here may touch `st` (not even session state): while stopping, every call raises again.
         agent.abort("Stopped by the user")
         for _event in events:
             pass
-        # Streamlit's Stop and rerun are BaseExceptions; a crash stays on screen as it is.
-        outcome["interrupted"] = not isinstance(error, Exception)
+        outcome["interrupted"] = True
         raise
     if notice:
         st.session_state["yiem_notice"] = notice
