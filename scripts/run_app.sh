@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `make run`: prepare the embedded local model when no provider key is configured (cached after
-# the first time), then serve the app on 127.0.0.1:8501.
+# `make run`: prepare the embedded local model when no provider key is configured and the example
+# MCP server (both cached after the first time), then serve the app on 127.0.0.1:8501.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PY:-.venv/bin/python}"
@@ -11,6 +11,13 @@ if provider=$("$PY" -m yiem.chat configured-provider); then
 else
   echo "yiem: no provider key configured; the chat uses the embedded local model"
   PYTHON="$PY" bash scripts/setup_llama.sh
+fi
+# One small real MCP server the Tools page offers to a new user: PyPI's mcp-server-time, cached under
+# ~/.cache/yiem keyed by its version, by the same installer the tests use (scripts/setup_mcp.sh).
+if example=$(PYTHON="$PY" bash scripts/install_pypi_server.sh mcp-server-time); then
+  export YIEM_EXAMPLE_MCP_SERVER="$example"
+else
+  echo "yiem: the example MCP server could not be installed; the Tools page offers none" >&2
 fi
 echo "yiem: starting the app at http://127.0.0.1:$PORT  (Ctrl+C stops it)"
 # Only the names of this computer may open the app's WebSocket (DNS rebinding is refused), and

@@ -157,3 +157,24 @@ def test_three_servers_added_in_a_row_each_answer_a_call(
     expect(_result_text(page, "Echo: three servers")).to_be_visible(timeout=60_000)
     screenshot(page, "tools-three-servers")
     expect(page.get_by_text("This app has encountered an error")).to_have_count(0)
+
+
+def test_first_look_through_make_run_offers_the_example_server(tmp_path: Path, page: Any) -> None:
+    """Issue 12: a new user with no mcp.json met an empty page; `make run` now installs an example."""
+    env = {"YIEM_MCP_CONFIG": str(tmp_path / "no-mcp.json")}
+    with start_streamlit(tmp_path, env=env, make_run=True) as app:
+        _open_tools(page, app)
+        expect(page.get_by_text("No MCP servers yet")).to_be_visible()
+        screenshot(page, "tools-first-look")
+        page.get_by_role("button", name="Add the time server").click()
+        expect(page.get_by_role("combobox", name="Server")).to_have_value("time", timeout=60_000)
+        tools = page.get_by_role("radiogroup", name="Tool")
+        expect(tools.get_by_text("get_current_time", exact=True)).to_be_visible(timeout=60_000)
+        _choose_tool(page, "get_current_time")
+        expect(page.get_by_role("switch", name="Use in chat")).to_be_checked()
+        _fill(page, "Timezone", "Asia/Tokyo")
+        page.get_by_role("button", name="Call").click()
+        result = page.get_by_test_id("stJson").filter(visible=True).filter(has_text="Asia/Tokyo").first
+        expect(result).to_contain_text('"datetime"', timeout=60_000)
+        screenshot(page, "tools-first-look-example")
+        assert "yiem: starting the app" in app.log()

@@ -1,8 +1,9 @@
-"""The Tools page's connection panel under AppTest: adding servers one after another."""
+"""The Tools page's connection panel under AppTest: adding servers one after another, the example server."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,10 +12,14 @@ import pytest
 from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
-from tests.fixtures.mcp import SCRIPTED_STDIO
+from tests.fixtures.mcp import SCRIPTED_STDIO, time_server_command
 from tests.mcp_servers.scripted import ScriptedHttpServer
+from yiem.explorer import EXAMPLE_SERVER_VARIABLE
+from yiem.scripted_llm import ScriptedLlm
+from yiem.types import LlmModel
 
-PAGE = str(Path(__file__).resolve().parents[2] / "ui" / "pages" / "tools.py")
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "ui" / "pages" / "tools.py")
 TIMEOUT = 60
 
 
@@ -112,3 +117,85 @@ def test_a_failed_second_server_is_chosen_and_explained(
         assert "Could not connect to **broken**" in errors and "no such database" in errors
     finally:
         _close_all(at)
+
+
+def _first_look(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, example: str | None) -> AppTest:
+    """The whole app as a new user meets it: no mcp.json; `make run` set the example's command."""
+    monkeypatch.setenv("YIEM_MCP_CONFIG", str(tmp_path / "no-mcp.json"))
+    monkeypatch.setenv("YIEM_DATABASE_URL", f"sqlite:///{tmp_path / 'app.db'}")
+    if example is None:
+        monkeypatch.delenv(EXAMPLE_SERVER_VARIABLE, raising=False)
+    else:
+        monkeypatch.setenv(EXAMPLE_SERVER_VARIABLE, example)
+    monkeypatch.chdir(ROOT)
+    return AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+
+
+def test_first_look_offers_the_example_server_and_the_chat_can_use_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 12: with no mcp.json the Tools page was empty; now one click connects mcp-server-time."""
+    at = _first_look(monkeypatch, tmp_path, time_server_command())
+    llm = ScriptedLlm(
+        [
+            {
+                "toolCalls": [
+                    {"id": "c1", "name": "get_current_time", "arguments": {"timezone": "Europe/Oslo"}}
+                ]
+            },
+            "It is evening in Oslo.",
+        ]
+    )
+    at.session_state["llm_override"] = (llm, LlmModel(id="scripted-1", provider="scripted"))
+    at.run()
+    at.switch_page("ui/pages/tools.py").run()
+    assert not at.exception, at.exception
+    try:
+        offer = "\n".join(m.value for m in at.markdown)
+        assert "mcp-server-time" in offer
+        at.button(key="tools-add-example").click().run()
+        assert not at.exception, at.exception
+        assert set(at.session_state["mcp_clients"]) == {"time"}
+        assert at.selectbox(key="tools-server").value == "time"
+        assert "get_current_time" in at.radio(key="tools-tool:time").options
+        assert "get_current_time" in at.session_state["enabled_tools"], "the chat may call it at once"
+        assert not (tmp_path / "no-mcp.json").exists(), "nothing is written without asking"
+
+        at.switch_page("ui/pages/chat.py").run()
+        at.chat_input[0].set_value("What time is it in Oslo?").run()
+        assert not at.exception, at.exception
+        assert "get_current_time" in llm.requests[0].tool_names
+        call = next(e for e in at.expander if "get_current_time" in e.label)
+        assert call.icon == ":material/check_circle:", "the call succeeded"
+        result = " ".join(code.value for code in call.code)
+        assert '"timezone": "Europe/Oslo"' in result and '"datetime"' in result
+    finally:
+        _close_all(at)
+
+
+def test_without_the_example_installed_the_first_look_says_how_to_add_a_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for example in (None, str(tmp_path / "not-installed" / "mcp-server-time")):
+        at = _first_look(monkeypatch, tmp_path, example)
+        at.run()
+        at.switch_page("ui/pages/tools.py").run()
+        assert not at.exception, at.exception
+        assert "tools-add-example" not in [button.key for button in at.button]
+        assert any(info.value.startswith("No MCP servers yet") for info in at.info)
+
+
+def test_make_run_installs_the_example_with_the_tests_installer() -> None:
+    """run_app.sh and setup_mcp.sh share scripts/install_pypi_server.sh (cached: returns at once)."""
+    script = (ROOT / "scripts" / "run_app.sh").read_text()
+    assert "scripts/install_pypi_server.sh mcp-server-time" in script
+    assert EXAMPLE_SERVER_VARIABLE in script
+    found = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "install_pypi_server.sh"), "mcp-server-time"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert found.stdout.strip() == time_server_command()
+    assert found.stderr == "", "already installed: nothing to do"

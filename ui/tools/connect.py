@@ -18,6 +18,7 @@ from yiem.explorer import (
     check_server_name,
     describe_error,
     entry_summary,
+    example_server,
     http_entry,
     icon_src,
     notification_words,
@@ -166,6 +167,7 @@ def draw_connection_panel() -> str | None:
         st.session_state[SERVER_KEY] = st.session_state.pop(_CHOOSE_NEXT)
     if not names:
         st.info(f"No MCP servers yet: add one below, or list them in `{config_path()}`.")
+        _offer_example()
     else:
         if st.session_state.get(SERVER_KEY) not in names:
             st.session_state[SERVER_KEY] = next(iter(clients()), names[0])
@@ -250,6 +252,28 @@ def _draw_add_server(config: McpConfig, known: dict[str, Any], policy: StdioPoli
         )
         if st.button("Add and connect", key="tools-add-connect", disabled=stdio and not policy.allowed):
             _add_server(name, stdio, save, known)
+
+
+def _offer_example() -> None:
+    """One click to a real server (the one `make run` installs), so a first look is not an empty page."""
+    example = example_server()
+    if example is None:
+        return
+    with st.container(border=True):
+        st.markdown(
+            f":material/schedule: **Try an example:** `{example.package}` {example.description}. "
+            "Its tools are then ready here and in the chat."
+        )
+        if st.button(f"Add the {example.name} server", key="tools-add-example", type="primary"):
+            session: Any = st.session_state
+            session[_ADDED][example.name] = example.entry
+            session[_CHOOSE_NEXT] = example.name
+            with st.spinner(f"Starting {example.name}…"):
+                if connect(example.name, example.entry):
+                    # The point of the example is to be used: the chat may call its tools at once.
+                    chat_names = registry().chat_names(example.name).values()
+                    session["enabled_tools"] = enabled_tools() | set(chat_names)
+            st.rerun()
 
 
 def _add_server(name: str, stdio: bool, save: bool, known: dict[str, Any]) -> None:

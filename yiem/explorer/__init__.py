@@ -15,6 +15,7 @@ from yiem.explorer._call_runs import (
     progress_words,
     prompt_input_schema,
 )
+from yiem.explorer._example_server import EXAMPLE_SERVER_VARIABLE, ExampleServer, example_server
 from yiem.explorer._protocol_log import message_summary, protocol_log_json, protocol_rows
 from yiem.explorer._schema_check import SchemaFormError
 from yiem.explorer._schema_form import (
@@ -61,9 +62,11 @@ from yiem.explorer._templates import (
 )
 
 __all__ = [
+    "EXAMPLE_SERVER_VARIABLE",
     "LOG_LEVELS",
     "CallRecord",
     "CallStatus",
+    "ExampleServer",
     "FieldKind",
     "FormField",
     "FormState",
@@ -84,6 +87,7 @@ __all__ = [
     "describe_error",
     "duration_words",
     "entry_summary",
+    "example_server",
     "expand_template",
     "filter_events",
     "format_raw_json",
