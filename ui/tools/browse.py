@@ -6,11 +6,11 @@ from typing import Any
 
 import streamlit as st
 
-from ui.tools.form import FormKeys, draw_form, form_arguments, remember
+from ui.tools.form import remember
 from ui.tools.result import draw_image, draw_resource_contents, draw_text
-from ui.tools.templates import draw_subscribe, draw_suggestions
+from ui.tools.templates import draw_argument_form, draw_subscribe
 from yiem.chat import safe_markdown
-from yiem.explorer import ToolForm, describe_error, prompt_input_schema, prompt_ref
+from yiem.explorer import describe_error, prompt_input_schema, prompt_ref
 from yiem.mcp import EmbeddedResourceBlock, ImageBlock, McpClient, McpError, TextBlock
 
 
@@ -90,14 +90,17 @@ def draw_prompts(client: McpClient, server: str) -> None:
         format_func=lambda name: by_name[name].title or name,
     )
     prompt = by_name[name]
-    if prompt.description:
-        st.caption(safe_markdown(prompt.description))
-    form = ToolForm(prompt_input_schema(prompt))
-    keys = FormKeys(f"pf:{server}:{name}")
-    draw_form(form, keys, what="prompt")
-    draw_suggestions(client, prompt_ref(name), form, keys, f"pf:{server}")
-    if st.button("Get prompt", key="tools-prompt-get", icon=":material/chat:"):
-        arguments = form_arguments(form, keys)
+    clicked, arguments = draw_argument_form(
+        client,
+        what="prompt",
+        name=name,
+        ref=prompt_ref(name),
+        schema=prompt_input_schema(prompt),
+        description=prompt.description,
+        prefix=f"pf:{server}",
+        action=("Get prompt", "tools-prompt-get", ":material/chat:"),
+    )
+    if clicked:
         if arguments is not None:
             try:
                 result = client.get_prompt(name, {key: str(value) for key, value in arguments.items()})

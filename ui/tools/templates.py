@@ -54,6 +54,31 @@ def _fill(key: str, value: str) -> None:
     st.session_state[key] = value
 
 
+def draw_argument_form(
+    client: McpClient,
+    *,
+    what: str,
+    name: str,
+    ref: dict[str, str],
+    schema: dict[str, Any],
+    description: str | None,
+    prefix: str,
+    action: tuple[str, str, str],
+) -> tuple[bool, dict[str, Any] | None]:
+    """A prompt's or template's description, a form for its arguments with the server's suggestions,
+    and the `action` button (label, key, icon): whether it was clicked, then the arguments if valid."""
+    if description:
+        st.caption(safe_markdown(description))
+    form = ToolForm(schema)
+    keys = FormKeys(f"{prefix}:{name}")
+    draw_form(form, keys, what=what)
+    draw_suggestions(client, ref, form, keys, prefix)
+    label, key, icon = action
+    if not st.button(label, key=key, icon=icon):
+        return False, None
+    return True, form_arguments(form, keys)
+
+
 def draw_templates(client: McpClient, server: str) -> None:
     """Pick a template, fill its variables (with suggestions), read the resource it names."""
     if "resources" not in client.capabilities:
@@ -78,20 +103,22 @@ def draw_templates(client: McpClient, server: str) -> None:
         format_func=lambda uri: f"{by_uri[uri].title or by_uri[uri].name or uri}  ·  {uri}",
     )
     template = by_uri[chosen]
-    if template.description:
-        st.caption(safe_markdown(template.description))
-    form = ToolForm(template_schema(template))
-    keys = FormKeys(f"rt:{server}:{chosen}")
-    draw_form(form, keys, what="template")
-    draw_suggestions(client, template_ref(chosen), form, keys, f"rt:{server}")
-    if st.button("Read from template", key="tools-template-read", icon=":material/visibility:"):
-        values = form_arguments(form, keys)
-        if values is not None:
-            uri = expand_template(chosen, values)
-            try:
-                st.session_state["tools-template-contents"] = (server, uri, client.read_resource(uri))
-            except McpError as error:
-                st.session_state["tools-template-contents"] = (server, uri, describe_error(error))
+    _, values = draw_argument_form(
+        client,
+        what="template",
+        name=chosen,
+        ref=template_ref(chosen),
+        schema=template_schema(template),
+        description=template.description,
+        prefix=f"rt:{server}",
+        action=("Read from template", "tools-template-read", ":material/visibility:"),
+    )
+    if values is not None:
+        uri = expand_template(chosen, values)
+        try:
+            st.session_state["tools-template-contents"] = (server, uri, client.read_resource(uri))
+        except McpError as error:
+            st.session_state["tools-template-contents"] = (server, uri, describe_error(error))
     found = st.session_state.get("tools-template-contents")
     if found and found[0] == server:
         st.caption(f"`{found[1]}`")
