@@ -21,6 +21,7 @@ from yiem.costs import (
     breakdown_csv,
     counts,
     dashboard,
+    estimated_requests,
     filter_options,
     headline,
     iter_csv,
@@ -301,3 +302,20 @@ def test_dashboard_gathers_the_same_figures(known_usage: Engine) -> None:
     # PostgreSQL sums integers as numeric: the figures must still be ints and floats.
     assert type(data.summary.counts().requests) is int
     assert type(data.summary.counts().cost_total) is float
+
+
+def test_estimated_requests_counts_the_estimated_rows_under_the_filter(any_store_url: str) -> None:
+    engine = create_store_engine(any_store_url)
+    rows = [
+        usage_row(created_ms=1_000, provider="openai", model="gpt-4o", estimated=True),
+        usage_row(created_ms=2_000, provider="anthropic", model="claude", estimated=True),
+        usage_row(created_ms=3_000, provider="openai", model="gpt-4o", estimated=False),
+        usage_row(created_ms=9_000, provider="openai", model="gpt-4o", estimated=True),
+    ]
+    with engine.begin() as conn:
+        conn.execute(insert(usage), rows)
+    assert estimated_requests(engine, UsageFilter()) == 3
+    assert estimated_requests(engine, UsageFilter(start_ms=0, end_ms=5_000)) == 2
+    assert estimated_requests(engine, UsageFilter(start_ms=0, end_ms=5_000, providers=("openai",))) == 1
+    assert estimated_requests(engine, UsageFilter(models=("claude",))) == 1
+    assert dashboard(engine, UsageFilter(start_ms=0, end_ms=10_000), "UTC").estimated_requests == 3

@@ -175,7 +175,7 @@ def test_migration_fills_the_rollup_from_existing_rows(any_store_url: str) -> No
 
     migrated = create_store_engine(any_store_url)
     with migrated.connect() as conn:
-        assert current_schema_version(conn) == SCHEMA_VERSION == 6
+        assert current_schema_version(conn) == SCHEMA_VERSION
     hour = (utc_ms("2026-10-24T21:00:00") // HOUR_MS, "openai", "gpt-4o", "end_turn")
     assert _rollup(migrated)[hour]["requests"] == 5  # KNOWN_ROWS' first, three, and one more
     assert _rollup(migrated)[hour]["cost_total"] == pytest.approx(5 * 0.01125)

@@ -6,9 +6,10 @@ import csv
 import io
 from typing import Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, insert
 
-from tests.fixtures.costs import utc_ms
+from tests.fixtures.costs import usage_row, utc_ms
+from yiem.store import usage
 
 
 def paris_view(page: Any) -> Any:
@@ -134,3 +135,16 @@ def test_a_linked_conversation_outside_the_period_keeps_its_title(
     assert picker.value == "conv-b"
     assert "Local chat" in picker.options
     assert "No requests match these filters" in page.info[0].value
+
+
+def test_estimated_requests_are_marked(known_usage: Engine, costs_page: Any) -> None:
+    page = paris_view(costs_page)
+    assert not any("estimate" in caption.value for caption in page.caption)
+    stopped = usage_row(created_ms=utc_ms("2026-10-25T10:00:00"), stop_reason="aborted", output_tokens=40)
+    with known_usage.begin() as conn:
+        conn.execute(insert(usage).values(**stopped, estimated=True))
+    page = paris_view(costs_page)
+    assert not page.exception
+    marked = [caption.value for caption in page.caption if "estimate" in caption.value]
+    assert marked and "≈ 1 of these requests" in marked[0], marked
+    assert metrics(page)["Requests"][0] == "5"

@@ -52,6 +52,12 @@ except ModelsFileError as error:
 
 # The drawing.
 draw_headline(data.headline)
+if data.estimated_requests:
+    # Stopped replies: the provider never said what they used, so their tokens are estimated.
+    st.caption(
+        f"≈ {data.estimated_requests:,} of these requests were replies stopped mid-stream: their "
+        "tokens and cost are estimates (the `estimated` column of the CSV)."
+    )
 draw_charts(data.summary, view.tz)
 by_model, by_provider, by_conversation, by_stop, prices = st.tabs(
     ["By model", "By provider", "By conversation", "By stop reason", "Prices"]

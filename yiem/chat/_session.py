@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
+from yiem.chat._stopped_usage import estimate_stopped_usage
 from yiem.chat._transcript import Transcript
 from yiem.events import AgentEvent, MessageEndEvent
 from yiem.redaction import redact
@@ -135,9 +136,14 @@ class ChatSession:
                 if isinstance(event, MessageEndEvent) and not (
                     isinstance(event.message, UserMessage) and event.message.content == prompt.content
                 ):
+                    estimated = False
                     if isinstance(event.message, AssistantMessage | AssistantMessageToolCall):
+                        system_prompt = self.conversation.system_prompt if self.conversation else ""
+                        estimated = estimate_stopped_usage(event.message, self.messages, system_prompt, model)
                         _price(event.message, model)
-                    self.store.append_message(conversation_id, event.message, model)
+                    self.store.append_message(
+                        conversation_id, event.message, model, usage_estimated=estimated
+                    )
                     self.messages.append(event.message)
                 yield event
 

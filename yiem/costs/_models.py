@@ -162,3 +162,4 @@ class Dashboard(BaseModel):
     summary: Summary
     headline: HeadlineChange
     top_conversations: list[BreakdownRow]
+    estimated_requests: int = 0  # requests whose tokens are estimated (replies stopped mid-stream)

@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import ColumnElement, and_, true
+from sqlalchemy import ColumnElement, and_, func, true
 
 from yiem.errors import YiemError
 from yiem.store import usage
@@ -46,22 +46,25 @@ class UsageFilter:
         length = self.end_ms - self.start_ms
         return replace(self, start_ms=self.start_ms - length, end_ms=self.start_ms)
 
-    def where(self, time_index: bool = True) -> ColumnElement[bool]:
+    def where(self, time_index: bool = True, name_index: bool = True) -> ColumnElement[bool]:
         """The SQL condition for these rows.
 
         `time_index=False` writes the time range as `created_ms + 0`, which no index matches: SQLite
-        then picks an index by the query's GROUP BY instead of by the range.
+        then picks an index by the query's GROUP BY instead of by the range. `name_index=False` does
+        the same to the provider and model conditions, so a partial index can be chosen instead.
         """
         created: ColumnElement[Any] = usage.c.created_ms if time_index else usage.c.created_ms + 0
+        provider: ColumnElement[Any] = usage.c.provider if name_index else func.coalesce(usage.c.provider, "")
+        model: ColumnElement[Any] = usage.c.model if name_index else func.coalesce(usage.c.model, "")
         parts: list[ColumnElement[bool]] = []
         if self.start_ms is not None:
             parts.append(created >= self.start_ms)
         if self.end_ms is not None:
             parts.append(created < self.end_ms)
         if self.providers:
-            parts.append(usage.c.provider.in_(self.providers))
+            parts.append(provider.in_(self.providers))
         if self.models:
-            parts.append(usage.c.model.in_(self.models))
+            parts.append(model.in_(self.models))
         if self.conversation_id is not None:
             parts.append(usage.c.conversation_id == self.conversation_id)
         return and_(true(), *parts)

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from sqlalchemy import Engine, and_, func, select
+from sqlalchemy import Engine, and_, func, select, true
 
 from yiem.costs._models import (
     BreakdownRow,
@@ -188,11 +188,29 @@ def dashboard(
         top = pool.submit(top_conversations, engine, top_filter or usage_filter, top_limit)
         now_medians = pool.submit(medians, engine, usage_filter)
         before = pool.submit(_period_headline, engine, before_filter) if before_filter else None
+        estimated = pool.submit(estimated_requests, engine, usage_filter)
         summary = cube.result()
         latency, ttft = now_medians.result()
         now = Headline(totals=summary.counts(), median_latency_ms=latency, median_ttft_ms=ttft)
         change = HeadlineChange(current=now, previous=before.result() if before else None)
-        return Dashboard(summary=summary, headline=change, top_conversations=top.result())
+        return Dashboard(
+            summary=summary,
+            headline=change,
+            top_conversations=top.result(),
+            estimated_requests=estimated.result(),
+        )
+
+
+def estimated_requests(engine: Engine, usage_filter: UsageFilter) -> int:
+    """How many of the filter's requests have estimated tokens (replies stopped mid-stream).
+
+    Read from the partial index ix_usage_estimated, which holds those rows only (the provider and
+    model conditions are kept off their own index, which SQLite would otherwise walk instead).
+    """
+    condition = usage_filter.where(name_index=False)
+    query = select(func.count()).select_from(usage).where(condition, usage.c.estimated == true())
+    with engine.connect() as conn:
+        return int(conn.execute(query).scalar() or 0)
 
 
 def _period_headline(engine: Engine, usage_filter: UsageFilter) -> Headline:

@@ -381,3 +381,17 @@ def _stop_all() -> None:
         with contextlib.suppress(Exception):
             server._progress = None
             server.stop()
+
+
+def count_tokens(server_url: str, text: str, timeout: float = 5.0) -> int:
+    """How many tokens llama-server's own tokenizer makes of `text` (its `/tokenize` endpoint).
+
+    `server_url` is the server's root (`LocalLlmServer.base_url`); raises `httpx.HTTPError` or
+    `LocalLlmError` when the server cannot answer.
+    """
+    response = httpx.post(f"{server_url.rstrip('/')}/tokenize", json={"content": text}, timeout=timeout)
+    response.raise_for_status()
+    tokens = response.json().get("tokens")
+    if not isinstance(tokens, list):
+        raise LocalLlmError(f"llama-server's /tokenize answered without a token list: {response.text[:200]}")
+    return len(tokens)

@@ -162,9 +162,16 @@ class ConversationStore:
     # messages
 
     def append_message(
-        self, conversation_id: str, message: AgentMessage, model: LlmModel | None = None
+        self,
+        conversation_id: str,
+        message: AgentMessage,
+        model: LlmModel | None = None,
+        *,
+        usage_estimated: bool = False,
     ) -> int:
         """Save one finished message at the end (with its usage row if it is an assistant reply).
+
+        `usage_estimated` marks the reply's tokens as an estimate (a reply stopped mid-stream).
 
         Returns its position. The message, its usage and the conversation's `updated` time are one
         transaction: after a crash either all of them are there or none.
@@ -201,7 +208,11 @@ class ConversationStore:
                         )
                     )
                     if isinstance(message, AssistantMessage | AssistantMessageToolCall):
-                        conn.execute(insert(usage).values(**usage_row(message, model, conversation_id)))
+                        conn.execute(
+                            insert(usage).values(
+                                **usage_row(message, model, conversation_id, usage_estimated)
+                            )
+                        )
                 return position
             except IntegrityError:
                 # Another writer (a second replica) took the same position; count again.

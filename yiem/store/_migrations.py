@@ -90,6 +90,18 @@ def _migrate_6_to_7(conn: Connection) -> None:
         )
 
 
+def _migrate_7_to_8(conn: Connection) -> None:
+    # Version 8 marks usage rows whose tokens are estimated (replies stopped mid-stream); the
+    # rows before it are all reported by their providers. Its index is made by _ensure_indexes.
+    if "estimated" not in {c["name"] for c in inspect(conn).get_columns("usage")}:
+        kind = (
+            "BOOLEAN NOT NULL DEFAULT false"
+            if conn.dialect.name == "postgresql"
+            else "BOOLEAN NOT NULL DEFAULT 0"
+        )
+        conn.execute(text(f"ALTER TABLE usage ADD COLUMN estimated {kind}"))
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
@@ -97,6 +109,7 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     4: _migrate_4_to_5,
     5: _migrate_5_to_6,
     6: _migrate_6_to_7,
+    7: _migrate_7_to_8,
 }
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 

@@ -112,12 +112,21 @@ usage = Table(
     Column("ttft_ms", Float, nullable=True),
     Column("stop_reason", Text, nullable=False, default=""),
     Column("error", Text, nullable=True),
+    # The tokens (and so the cost) are an estimate: the reply was stopped before the provider said.
+    Column("estimated", Boolean, nullable=False, default=False, server_default=false()),
     # Set on the rows of experiment runs (the items' replies and the rubric judges'), so the
     # Costs page can filter by experiment.
     Column("experiment_id", String(36), nullable=True),
     Column("run_id", String(36), nullable=True),
     Index("ix_usage_created", "created_ms"),
     Index("ix_usage_experiment", "experiment_id", "run_id"),
+    # The few estimated rows, in time order: the Costs page counts them without reading the rest.
+    Index(
+        "ix_usage_estimated",
+        "created_ms",
+        sqlite_where=text("estimated = 1"),
+        postgresql_where=text("estimated"),
+    ),
     Index("ix_usage_conversation", "conversation_id"),
     # The Costs page reads a time range and groups it: this index holds every column it reads,
     # in time order, so SQLite answers from the index alone without visiting the table.

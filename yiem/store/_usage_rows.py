@@ -12,13 +12,14 @@ def usage_row(
     message: AssistantMessage | AssistantMessageToolCall,
     model: LlmModel | None,
     conversation_id: str | None,
+    estimated: bool = False,
 ) -> dict[str, Any]:
-    """The usage table's row for one assistant message."""
+    """The usage table's row for one assistant message (`estimated`: its tokens are an estimate)."""
     tokens = message.usage
     cost = message.cost
     if cost is None and model is not None and model.price_known:
         cost = tokens.cost(model.cost)
-    return {
+    row: dict[str, Any] = {
         "created_ms": int(message.timestamp.timestamp() * 1000),
         "conversation_id": conversation_id,
         "provider": message.provider or (model.provider if model else ""),
@@ -40,3 +41,8 @@ def usage_row(
         "stop_reason": message.stop_reason,
         "error": redact(message.error_message) if message.error_message else message.error_message,
     }
+    if estimated:
+        # Only when set: callers that insert these rows in bulk beside rows of their own (the
+        # experiments' judge rows) then pass the same keys in every row, as executemany needs.
+        row["estimated"] = True
+    return row

@@ -1,0 +1,74 @@
+"""What a reply stopped mid-stream used: the provider reports no usage then, so it is estimated."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+
+import httpx
+
+from yiem.providers.local_llm import LOCAL_PROVIDER, LocalLlmError, count_tokens
+from yiem.types import (
+    AgentMessage,
+    AssistantMessage,
+    AssistantMessageToolCall,
+    LlmModel,
+    LlmUsage,
+    ReasoningContent,
+    TextContent,
+    ToolResultMessage,
+    UserMessage,
+)
+
+# Without the model's tokenizer: about four characters per token, the usual rule for English text.
+CHARS_PER_TOKEN = 4
+
+
+def estimate_stopped_usage(
+    reply: AssistantMessage | AssistantMessageToolCall,
+    context: Sequence[AgentMessage],
+    system_prompt: str,
+    model: LlmModel,
+) -> bool:
+    """Give a stopped reply that reports no tokens an estimate of them; True when it did.
+
+    Input is the system prompt and `context` (what the model was sent), output the partial reply.
+    The embedded llama-server counts with its own tokenizer, any other model by characters.
+    """
+    if reply.stop_reason != "aborted" or reply.usage.total_tokens:
+        return False
+    sent = "\n".join(text for text in (system_prompt, *(_text_of(m) for m in context)) if text)
+    count = _counter(model)
+    reply.usage = LlmUsage(input_tokens=count(sent), output_tokens=count(_text_of(reply)))
+    reply.cost = None  # priced again from the estimate (ChatSession prices replies without a cost)
+    return True
+
+
+def _by_characters(text: str) -> int:
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def _counter(model: LlmModel) -> Callable[[str], int]:
+    if model.provider != LOCAL_PROVIDER or not model.base_url:
+        return _by_characters
+    server = model.base_url.removesuffix("/").removesuffix("/v1")
+
+    def by_tokenizer(text: str) -> int:
+        if not text:
+            return 0
+        try:
+            return count_tokens(server, text)
+        except (httpx.HTTPError, LocalLlmError, ValueError):
+            return _by_characters(text)  # the server went away meanwhile: an estimate all the same
+
+    return by_tokenizer
+
+
+def _text_of(message: AgentMessage) -> str:
+    if isinstance(message, UserMessage | ToolResultMessage):
+        return "".join(block.text for block in message.content if isinstance(block, TextContent))
+    reasoning = "".join(block.text for block in message.content if isinstance(block, ReasoningContent))
+    calls = getattr(message, "tool_calls", [])
+    arguments = "".join(call.name + json.dumps(call.arguments, ensure_ascii=False) for call in calls)
+    return reasoning + message.text + arguments
