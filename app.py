@@ -1,4 +1,4 @@
-"""yiem's browser app: Chat, Costs and Tools over one session of store, models and MCP tools."""
+"""yiem's browser app: Chat, Costs, Tools and Experiments over one session of store, models and MCP tools."""
 
 import streamlit as st
 
@@ -19,6 +19,7 @@ page = st.navigation(
         st.Page("ui/pages/chat.py", title="Chat", icon=":material/chat:", default=True),
         st.Page("ui/pages/costs.py", title="Costs", icon=":material/payments:"),
         st.Page("ui/pages/tools.py", title="Tools", icon=":material/build:"),
+        st.Page("ui/pages/experiments.py", title="Experiments", icon=":material/science:"),
     ],
     position="top",
 )

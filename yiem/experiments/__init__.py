@@ -6,6 +6,7 @@ notebook; the Experiments page calls the same functions.
 
 from yiem.experiments import scorers
 from yiem.experiments._dataset import Dataset, DatasetError, DatasetItem
+from yiem.experiments._draft import BackgroundRun, ExperimentDraft
 from yiem.experiments._item_run import run_item, user_message
 from yiem.experiments._outcome import ItemOutcome, OutcomeKey, Score
 from yiem.experiments._results import (
@@ -16,21 +17,19 @@ from yiem.experiments._results import (
     VariantSummary,
     compare,
     mean_score,
+    pareto_front,
     summarize,
 )
 from yiem.experiments._rubric import Judge, parse_verdict
 from yiem.experiments._runner import (
-    DEFAULT_CONCURRENCY,
-    RAY_ADDRESS_ENV,
-    ExperimentError,
     MemoryRecorder,
     Progress,
     RunRecorder,
-    RunSpec,
     TaskExecutor,
     ThreadExecutor,
     run_experiment,
 )
+from yiem.experiments._spec import DEFAULT_CONCURRENCY, RAY_ADDRESS_ENV, ExperimentError, RunSpec, check_spec
 from yiem.experiments._stats import mcnemar_exact, percentile, wilson_interval
 from yiem.experiments._storage import (
     ExperimentNotFoundError,
@@ -48,10 +47,12 @@ __all__ = [
     "DEFAULT_CONCURRENCY",
     "RAY_ADDRESS_ENV",
     "AnyScorer",
+    "BackgroundRun",
     "Comparison",
     "Dataset",
     "DatasetError",
     "DatasetItem",
+    "ExperimentDraft",
     "ExperimentError",
     "ExperimentNotFoundError",
     "ExperimentRecord",
@@ -75,9 +76,11 @@ __all__ = [
     "Variant",
     "VariantError",
     "VariantSummary",
+    "check_spec",
     "compare",
     "mcnemar_exact",
     "mean_score",
+    "pareto_front",
     "parse_verdict",
     "percentile",
     "resume_experiment",

@@ -74,6 +74,17 @@ class Comparison(BaseModel):
         return [item for item in self.items if item.change == "regressed"]
 
 
+def pareto_front(points: Sequence[tuple[str, float, float]]) -> list[str]:
+    """The names of the (name, cost, quality) points no other point beats on both (cheaper or as
+    cheap, and better or as good, and strictly on one), cheapest first."""
+    front = [
+        (cost, -quality, name)
+        for name, cost, quality in points
+        if not any(c <= cost and q >= quality and (c < cost or q > quality) for _, c, q in points)
+    ]
+    return [name for _cost, _quality, name in sorted(front)]
+
+
 def mean_score(outcome: ItemOutcome) -> float:
     """The mean of an outcome's scores; 1 or 0 by its error when it has none."""
     if not outcome.scores:

@@ -9,7 +9,6 @@ midway is not recorded, so it runs again on resume.
 from __future__ import annotations
 
 import os
-import uuid
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -17,50 +16,21 @@ from dataclasses import dataclass
 from time import perf_counter
 from typing import Literal, Protocol
 
-from pydantic import BaseModel, Field
-
-from yiem.errors import YiemError
 from yiem.experiments._dataset import Dataset, DatasetItem
 from yiem.experiments._item_run import run_item
 from yiem.experiments._outcome import ItemOutcome, OutcomeKey
 from yiem.experiments._results import ExperimentResult, RunStatus
+from yiem.experiments._spec import (
+    BUDGET_REASON,
+    DEFAULT_CONCURRENCY,
+    RAY_ADDRESS_ENV,
+    ExperimentError,
+    RunSpec,
+    check_spec,
+)
 from yiem.experiments._variant import Variant
 from yiem.experiments.scorers import AnyScorer
 from yiem.types import AbortSignal, AgentTool
-
-DEFAULT_CONCURRENCY = 4
-RAY_ADDRESS_ENV = "YIEM_RAY_ADDRESS"
-BUDGET_REASON = "the run's budget was reached"
-
-
-class ExperimentError(YiemError):
-    """The experiment cannot run as set up (no variants, duplicate names, an empty dataset)."""
-
-
-class RunSpec(BaseModel):
-    """Everything a run needs, as data: stored with the run so it can resume after a restart."""
-
-    run_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
-    experiment: str = ""
-    dataset: Dataset
-    variants: list[Variant]
-    scorers: list[AnyScorer] = Field(default_factory=list)
-    repeats: int = Field(default=1, ge=1)
-    concurrency: dict[str, int] = Field(default_factory=dict)
-    budget_usd: float | None = Field(default=None, gt=0)
-
-    def limit(self, provider: str) -> int:
-        """How many items of `provider` may run at once."""
-        return max(1, self.concurrency.get(provider, self.concurrency.get("*", DEFAULT_CONCURRENCY)))
-
-    def tasks(self) -> list[tuple[DatasetItem, int, Variant]]:
-        """Item by item, each repeat, each variant: a Stop leaves whole rows of the matrix."""
-        return [
-            (item, repeat, variant)
-            for item in self.dataset.items
-            for repeat in range(self.repeats)
-            for variant in self.variants
-        ]
 
 
 @dataclass(frozen=True)
@@ -159,25 +129,6 @@ class ThreadExecutor:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def check_spec(spec: RunSpec) -> None:
-    """Refuse what cannot run, in words."""
-    if not spec.variants:
-        raise ExperimentError("Add at least one variant to run the experiment.")
-    if not spec.dataset.items:
-        raise ExperimentError("The dataset has no items: add some, or upload a CSV or JSONL file.")
-    names = [variant.name for variant in spec.variants]
-    duplicate = next((name for name in names if names.count(name) > 1), None)
-    if duplicate is not None:
-        raise ExperimentError(f"Two variants are named {duplicate!r}; give each its own name.")
-    ids = [item.id for item in spec.dataset.items]
-    duplicate = next((i for i in ids if ids.count(i) > 1), None) if len(set(ids)) != len(ids) else None
-    if duplicate is not None:
-        raise ExperimentError(f"Two dataset items have the id {duplicate!r}; each needs its own.")
-    scorer_names = [scorer.name for scorer in spec.scorers]
-    if len(set(scorer_names)) != len(scorer_names):
-        raise ExperimentError("Two scorers have the same name; name them apart (name=...).")
-
-
 def run_experiment(
     dataset: Dataset | None = None,
     variants: Sequence[Variant] = (),
@@ -252,9 +203,9 @@ class _Run:
         if choice == "threads":
             return ThreadExecutor(self.spec, self.tools)
         if choice == "ray":
-            raise ExperimentError(
-                f"{RAY_ADDRESS_ENV} is set, but this yiem cannot run experiments on Ray yet; unset it."
-            )
+            from yiem.experiments._ray import RayExecutor
+
+            return RayExecutor(self.spec)
         executor: TaskExecutor = choice
         return executor
 

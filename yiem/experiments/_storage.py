@@ -19,7 +19,7 @@ from sqlalchemy.engine import Engine
 
 from yiem.experiments._outcome import ItemOutcome
 from yiem.experiments._results import ExperimentResult, RunStatus
-from yiem.experiments._runner import RunSpec
+from yiem.experiments._spec import RunSpec
 from yiem.experiments._variant import Variant
 from yiem.store import (
     ConversationStore,

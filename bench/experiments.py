@@ -1,0 +1,175 @@
+"""Experiments runner: its own cost per item, and its wall time against the ideal at concurrency 16.
+
+1. Overhead: 10,000 items through `run_experiment` on `ScriptedLlm` (one short reply, no tools, one
+   `contains` scorer), against the peer doing the same agent runs without the runner: the same
+   `run_agent_loop` over the same items in one thread. Both in the same run; median of 3.
+2. Throughput: 1,000 items × 2 variants against a loopback OpenAI-compatible server whose every
+   reply takes 50 ms, at concurrency 16: wall time against the ideal 2,000 × 50 ms ÷ 16.
+
+    .venv/bin/python bench/experiments.py --items 10000 --http-items 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from yiem import AgentContext, AgentLoopConfig, LlmModel, ScriptedLlm, TextContent, UserMessage
+from yiem.events import AgentEndEvent
+from yiem.experiments import Dataset, Variant, run_experiment, scorers
+from yiem.loop import run_agent_loop
+
+REPLY = {"content": "The answer is 42.", "usage": {"inputTokens": 12, "outputTokens": 6}}
+
+
+def dataset(n: int) -> Dataset:
+    return Dataset.from_records(
+        [{"id": f"i{k}", "input": f"question {k}", "expected": "42"} for k in range(n)]
+    )
+
+
+def runner_seconds(items: int, concurrency: int) -> float:
+    data = dataset(items)
+    variant = Variant(name="v", llm=ScriptedLlm([REPLY] * items, chunk_size=64))
+    started = time.perf_counter()
+    result = run_experiment(data, [variant], [scorers.contains()], concurrency=concurrency)
+    elapsed = time.perf_counter() - started
+    assert result.status == "finished" and len(result.outcomes) == items
+    assert all(o.passed for o in result.outcomes)
+    return elapsed
+
+
+def bare_loop_seconds(items: int) -> float:
+    llm = ScriptedLlm([REPLY] * items, chunk_size=64)
+    model = LlmModel(id="v", provider="custom")
+    config = AgentLoopConfig(max_turns=10)
+    contexts = [
+        AgentContext(messages=[UserMessage(content=[TextContent(text=f"question {k}")])])
+        for k in range(items)
+    ]
+    started = time.perf_counter()
+    for context in contexts:
+        for event in run_agent_loop(context, llm, model, config):
+            if isinstance(event, AgentEndEvent):
+                assert "42" in event.messages[-1].text  # type: ignore[union-attr]
+    return time.perf_counter() - started
+
+
+def start_slow_server(delay: float) -> ThreadingHTTPServer:
+    """An OpenAI-compatible chat completions server: every streamed reply takes `delay` seconds."""
+
+    def event(data: Any) -> bytes:
+        text = data if isinstance(data, str) else json.dumps(data)
+        body = f"data: {text}\n\n".encode()
+        return f"{len(body):x}\r\n".encode() + body + b"\r\n"
+
+    base = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "slow"}
+    chunks = [
+        event({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": "The answer "}}]}),
+        event({**base, "choices": [{"index": 0, "delta": {"content": "is 42."}, "finish_reason": "stop"}]}),
+        event({**base, "choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 6}}),
+        event("[DONE]"),
+    ]
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            time.sleep(delay)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(b"".join(chunks) + b"0\r\n\r\n")
+            self.wfile.flush()
+
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+        request_queue_size = 128
+
+    server = Server(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def http_seconds(items: int, concurrency: int, base_url: str) -> float:
+    data = dataset(items)
+    variants = [
+        Variant(
+            name=name,
+            provider="vllm",
+            base_url=base_url,
+            model_id="slow",
+            api_key="bench",
+            system_prompt=prompt,
+        )
+        for name, prompt in (("plain", ""), ("terse", "Be terse."))
+    ]
+    started = time.perf_counter()
+    result = run_experiment(data, variants, [scorers.contains()], concurrency=concurrency)
+    elapsed = time.perf_counter() - started
+    assert result.status == "finished" and len(result.outcomes) == 2 * items, result.status
+    errors = [o.error for o in result.outcomes if o.error]
+    assert not errors, errors[:3]
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--items", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--http-items", type=int, default=1_000)
+    parser.add_argument("--delay", type=float, default=0.05)
+    parser.add_argument("--concurrency", type=int, default=16)
+    args = parser.parse_args()
+
+    runner_seconds(200, 4)  # warm-up: imports, pydantic schemas, thread pool
+    bare, runner = [], []
+    for _ in range(args.repeat):
+        bare.append(bare_loop_seconds(args.items))
+        runner.append(runner_seconds(args.items, 4))
+    per_bare = statistics.median(bare) / args.items * 1e6
+    per_runner = statistics.median(runner) / args.items * 1e6
+    print(f"1. {args.items:,} items on ScriptedLlm, median of {args.repeat}")
+    print(f"   run_experiment (concurrency 4): {per_runner:8.1f} µs per item")
+    print(f"   bare run_agent_loop, one thread: {per_bare:8.1f} µs per item")
+    print(f"   runner's own cost (difference):  {per_runner - per_bare:8.1f} µs per item")
+
+    if args.http_items:
+        server = start_slow_server(args.delay)
+        base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        try:
+            http_seconds(20, args.concurrency, base_url)  # warm-up: connections
+            wall = http_seconds(args.http_items, args.concurrency, base_url)
+        finally:
+            server.shutdown()
+        total = 2 * args.http_items
+        ideal = total * args.delay / args.concurrency
+        print(
+            f"2. {args.http_items:,} items × 2 variants, {args.delay * 1000:.0f} ms per reply, "
+            f"concurrency {args.concurrency}"
+        )
+        print(
+            f"   wall {wall:.2f} s, ideal {ideal:.2f} s ({total:,} × {args.delay * 1000:.0f} ms ÷ "
+            f"{args.concurrency}): {wall / ideal:.2f} ×"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The Experiments page's drawing parts."""

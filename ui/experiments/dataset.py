@@ -1,0 +1,172 @@
+"""The dataset tab: a table to edit items, CSV or JSONL upload with a column mapping, JSONL export."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from ui.experiments.state import EDITOR_VERSION, WIDGET_PREFIX
+from yiem.experiments import Dataset, DatasetError, DatasetItem, ExperimentDraft
+
+FIXED = ["id", "input", "expected", "tags"]
+
+
+def _frame(dataset: Dataset) -> pd.DataFrame:
+    var_names = sorted({name for item in dataset.items for name in item.vars})
+    rows = [
+        {
+            "id": item.id,
+            "input": item.input,
+            "expected": item.expected or "",
+            "tags": ", ".join(item.tags),
+            **{name: item.vars.get(name, "") for name in var_names},
+        }
+        for item in dataset.items
+    ]
+    return pd.DataFrame(rows, columns=FIXED + var_names).astype(str)
+
+
+def _items(frame: pd.DataFrame, before: Dataset) -> list[DatasetItem]:
+    images = {item.id: item.images for item in before.items}
+    items = []
+    for record in frame.fillna("").to_dict("records"):
+        text = str(record.get("input", "")).strip()
+        if not text:
+            continue  # a row being typed, or emptied to delete it
+        record_vars = {k: str(v) for k, v in record.items() if k not in FIXED and str(v) != ""}
+        fields: dict[str, Any] = {"input": text, "vars": record_vars}
+        if str(record.get("id", "")).strip():
+            fields["id"] = str(record["id"]).strip()
+        expected = str(record.get("expected", ""))
+        fields["expected"] = expected if expected else None
+        fields["tags"] = [t.strip() for t in str(record.get("tags", "")).split(",") if t.strip()]
+        item = DatasetItem(**fields)
+        item.images = images.get(item.id, [])
+        items.append(item)
+    return items
+
+
+def _replace(draft: ExperimentDraft, dataset: Dataset) -> None:
+    draft.dataset = dataset
+    st.session_state[EDITOR_VERSION] = st.session_state.get(EDITOR_VERSION, 0) + 1
+
+
+def draw_dataset(draft: ExperimentDraft) -> None:
+    """Edit the items in place; the table's base is kept until the dataset is replaced."""
+    version = st.session_state.get(EDITOR_VERSION, 0)
+    base_key = f"{WIDGET_PREFIX}dataset_base_{version}"
+    if base_key not in st.session_state:
+        st.session_state[base_key] = _frame(draft.dataset)
+    base: pd.DataFrame = st.session_state[base_key]
+    new_var = st.text_input(
+        "Add a column for a template var",
+        key=f"{WIDGET_PREFIX}new_var_{version}",
+        placeholder="e.g. language (then use {language} in a system prompt)",
+    )
+    if new_var and new_var not in base.columns and new_var.isidentifier():
+        base = base.assign(**{new_var: ""})
+        st.session_state[base_key] = base
+    edited = st.data_editor(
+        base,
+        num_rows="dynamic",
+        hide_index=True,
+        width="stretch",
+        key=f"{WIDGET_PREFIX}dataset_editor_{version}",
+        column_config={
+            "id": st.column_config.TextColumn("id", help="Left empty, one is made up"),
+            "input": st.column_config.TextColumn("input", help="What the user says", width="large"),
+            "expected": st.column_config.TextColumn("expected", help="The answer scorers compare with"),
+            "tags": st.column_config.TextColumn("tags", help="Comma-separated"),
+        },
+    )
+    try:
+        draft.dataset = Dataset(name=draft.dataset.name, items=_items(edited, draft.dataset))
+    except ValueError as error:
+        st.error(f"An item cannot be used: {error}")
+    st.caption(f"{len(draft.dataset.items)} items · version {draft.dataset.version[:8]}")
+    left, right = st.columns(2)
+    with left:
+        _upload(draft)
+    with right:
+        st.download_button(
+            "Export as JSONL",
+            draft.dataset.to_jsonl(),
+            file_name=f"{draft.name or 'dataset'}.jsonl",
+            mime="application/jsonl",
+            icon=":material/download:",
+            disabled=not draft.dataset.items,
+            key=f"{WIDGET_PREFIX}export_jsonl",
+        )
+
+
+def _upload(draft: ExperimentDraft) -> None:
+    uploaded = st.file_uploader("Upload CSV or JSONL", type=["csv", "jsonl"], key=f"{WIDGET_PREFIX}upload")
+    if uploaded is None:
+        return
+    text = uploaded.getvalue().decode("utf-8-sig", errors="replace")
+    is_csv = uploaded.name.lower().endswith(".csv")
+    try:
+        columns = _columns(text, is_csv)
+    except DatasetError as error:
+        st.error(str(error))
+        return
+    input_column = st.selectbox("Input column", columns, key=f"{WIDGET_PREFIX}map_input")
+    rest = [c for c in columns if c != input_column]
+    expected = st.selectbox(
+        "Expected column",
+        ["(none)", *rest],
+        index=1 + rest.index("expected") if "expected" in rest else 0,
+        key=f"{WIDGET_PREFIX}map_expected",
+    )
+    var_columns = st.multiselect(
+        "Columns as template vars",
+        [c for c in rest if c not in (expected, "tags", "id")],
+        key=f"{WIDGET_PREFIX}map_vars",
+    )
+    mapping: dict[str, Any] = {
+        "input": input_column,
+        "expected": None if expected == "(none)" else expected,
+        "vars": var_columns,
+        "tags": "tags" if "tags" in columns else None,
+        "id": "id" if "id" in columns else None,
+    }
+    mode = st.radio(
+        "Items",
+        ["Add to the dataset", "Replace the dataset"],
+        horizontal=True,
+        key=f"{WIDGET_PREFIX}map_mode",
+    )
+    if st.button("Import", key=f"{WIDGET_PREFIX}import", icon=":material/upload:"):
+        try:
+            loaded = Dataset.from_csv(text, **mapping) if is_csv else Dataset.from_jsonl(text, **mapping)
+        except DatasetError as error:
+            st.error(str(error))
+            return
+        items = loaded.items if mode.startswith("Replace") else [*draft.dataset.items, *loaded.items]
+        _replace(draft, Dataset(name=draft.dataset.name, items=items))
+        st.rerun()
+
+
+def _columns(text: str, is_csv: bool) -> list[str]:
+    if is_csv:
+        header = next(csv.reader(io.StringIO(text)), [])
+        if not header:
+            raise DatasetError("The CSV file is empty: it needs a header row naming the columns.")
+        return header
+    names: list[str] = []
+    for line in text.splitlines():
+        if line.strip():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise DatasetError(f"The file is not JSON Lines: {error.msg}.") from None
+            if isinstance(record, dict):
+                names += [k for k in record if k not in names]
+    if not names:
+        raise DatasetError("The file has no items.")
+    return names

@@ -1,0 +1,160 @@
+"""A run's results: the summary per variant, the items × variants matrix, transcripts, exports."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from ui.experiments.state import experiment_store
+from yiem.experiments import ExperimentResult, ItemOutcome
+from yiem.types import AssistantMessageToolCall, TextContent, ToolResultMessage, UserMessage
+
+PAGE_ROWS = 20
+
+
+def money(value: float | None) -> str:
+    return (
+        "price unknown"
+        if value is None
+        else f"${value:.4f}"
+        if value >= 0.0001 or value == 0
+        else f"${value:.6f}"
+    )
+
+
+def draw_summary(result: ExperimentResult) -> None:
+    """Per variant: pass rate with its 95% Wilson interval, mean score per scorer, cost, latency, tokens."""
+    rows = []
+    for s in result.summary():
+        row: dict[str, Any] = {
+            "variant": s.variant,
+            "pass rate": f"{s.pass_rate:.0%} ({s.pass_low:.0%}–{s.pass_high:.0%})",
+            "passed": f"{s.passed} / {s.items}",
+        }
+        row.update({f"mean {name}": round(value, 3) for name, value in s.mean_scores.items()})
+        row.update(
+            {
+                "cost": money(s.cost)
+                + (f" (+{s.unpriced} unpriced)" if s.unpriced and s.cost is not None else ""),
+                "per item": money(s.cost_per_item),
+                "p50 latency": f"{(s.latency_p50_ms or 0) / 1000:.2f} s",
+                "p95 latency": f"{(s.latency_p95_ms or 0) / 1000:.2f} s",
+                "tokens in / out": f"{s.input_tokens:,} / {s.output_tokens:,}",
+                "errors": s.errors,
+            }
+        )
+        rows.append(row)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="exp_summary")
+    if result.judge_usage.total_tokens:
+        st.caption(
+            f"Rubric judges, counted apart: {result.judge_usage.total_tokens:,} tokens, "
+            f"{money(result.judge_cost)}."
+        )
+
+
+def _badges(outcome: ItemOutcome) -> str:
+    parts = []
+    for score in outcome.scores:
+        colour = "green" if score.passed else "red"
+        parts.append(f":{colour}-badge[{score.scorer} {score.score:.2f}]")
+    if outcome.error:
+        parts.append(":orange-badge[error]")
+    return " ".join(parts) or (":green-badge[done]" if outcome.passed else ":red-badge[failed]")
+
+
+def _start(text: str, limit: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def draw_matrix(result: ExperimentResult) -> None:
+    """Items as rows, variants as columns; each cell the output's start, badges, cost and latency."""
+    by_key = {(o.item_id, o.variant): o for o in result.outcomes if o.repeat == 0}
+    items = result.dataset.items
+    pages = max(1, -(-len(items) // PAGE_ROWS))
+    page = 1
+    if pages > 1:
+        page = int(st.number_input("Page", 1, pages, key=f"exp_matrix_page_{result.run_id}"))
+    widths = [2] + [3] * len(result.variants)
+    header = st.columns(widths)
+    header[0].markdown("**Item**")
+    for column, name in zip(header[1:], result.variants, strict=True):
+        column.markdown(f"**{name}**")
+    for item in items[(page - 1) * PAGE_ROWS : page * PAGE_ROWS]:
+        row = st.container(border=True, key=f"exp_row_{item.id}")
+        cells = row.columns(widths)
+        cells[0].markdown(html.escape(_start(item.input, 120)))
+        if item.expected:
+            cells[0].caption(f"expected: {_start(item.expected, 60)}")
+        for column, name in zip(cells[1:], result.variants, strict=True):
+            outcome = by_key.get((item.id, name))
+            if outcome is None:
+                column.caption("not run yet")
+                continue
+            column.markdown(_badges(outcome))
+            column.text(_start(outcome.error or outcome.output) or "(no text)")
+            column.caption(
+                f"{money(outcome.cost)} · {outcome.latency_ms / 1000:.2f} s · {outcome.turns} turns"
+            )
+            if column.button(
+                "Transcript", key=f"exp_open_{result.run_id}_{item.id}_{name}", icon=":material/article:"
+            ):
+                show_transcript(outcome)
+
+
+@st.dialog("Transcript", width="large")
+def show_transcript(outcome: ItemOutcome) -> None:
+    """The whole run of one item: the prompt, each reply, each tool call and its result, the scores."""
+    st.markdown(f"**{outcome.variant}** · item `{outcome.item_id}` · {outcome.stop_reason}")
+    for score in outcome.scores:
+        st.markdown(
+            f"{_badges(outcome.model_copy(update={'scores': [score], 'error': None}))} {score.reason}"
+        )
+    if outcome.error:
+        st.error(outcome.error)
+    for message in experiment_store().transcript(outcome):
+        if isinstance(message, UserMessage):
+            with st.chat_message("user"):
+                st.text("".join(b.text for b in message.content if isinstance(b, TextContent)))
+        elif isinstance(message, ToolResultMessage):
+            with st.chat_message("tool", avatar=":material/build:"):
+                st.caption(f"{message.tool_name} returned" + (" an error" if message.is_error else ""))
+                st.code("".join(b.text for b in message.content if isinstance(b, TextContent)) or "(empty)")
+        else:
+            with st.chat_message("assistant"):
+                if message.text:
+                    st.markdown(message.text)
+                if isinstance(message, AssistantMessageToolCall):
+                    for call in message.tool_calls:
+                        st.caption(f"calls {call.name}")
+                        st.json(call.arguments, expanded=False)
+    if outcome.conversation_id:
+        st.page_link(
+            "ui/pages/chat.py",
+            label="Continue in Chat",
+            icon=":material/chat:",
+            query_params={"c": outcome.conversation_id},
+        )
+
+
+def draw_exports(result: ExperimentResult) -> None:
+    left, right = st.columns(2)
+    left.download_button(
+        "Results as CSV",
+        result.to_csv(),
+        file_name=f"experiment-{result.run_id[:8]}.csv",
+        mime="text/csv",
+        icon=":material/download:",
+        key=f"exp_csv_{result.run_id}",
+    )
+    right.download_button(
+        "Results as JSON",
+        result.to_json(),
+        file_name=f"experiment-{result.run_id[:8]}.json",
+        mime="application/json",
+        icon=":material/download:",
+        key=f"exp_json_{result.run_id}",
+    )

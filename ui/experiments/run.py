@@ -1,0 +1,101 @@
+"""The run controls: settings, Run, the progress bar (count, ETA, cost so far), Stop and Resume."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from ui.experiments.state import RUN, WIDGET_PREFIX, experiment_store, live_run, save, with_session_keys
+from yiem.experiments import BackgroundRun, ExperimentDraft, ExperimentError, RunRecord, check_spec
+
+POLL_SECONDS = 0.5
+
+
+def _tools() -> dict[str, Any]:
+    registry = st.session_state.get("tool_registry")
+    return dict(registry.tools) if registry is not None else {}
+
+
+def draw_run_settings(draft: ExperimentDraft) -> None:
+    a, b, c = st.columns(3)
+    draft.repeats = int(
+        a.number_input("Repeats per item", 1, 20, value=draft.repeats, key=f"{WIDGET_PREFIX}repeats")
+    )
+    draft.concurrency = int(
+        b.number_input(
+            "Items at once per provider", 1, 64, value=draft.concurrency, key=f"{WIDGET_PREFIX}concurrency"
+        )
+    )
+    budget = c.number_input(
+        "Budget (stop at $)",
+        0.0,
+        value=draft.budget_usd or 0.0,
+        step=0.5,
+        key=f"{WIDGET_PREFIX}budget",
+        help="0: no budget. Items of a model without a price count nothing.",
+    )
+    draft.budget_usd = budget or None
+
+
+def start_run(draft: ExperimentDraft) -> None:
+    """Save the draft and start a new run of it in the background."""
+    spec = draft.spec()
+    try:
+        check_spec(spec)
+    except ExperimentError as error:
+        st.error(str(error))
+        return
+    experiment_id = save(draft)
+    st.session_state[RUN] = BackgroundRun(
+        experiment_store(),
+        spec.run_id,
+        spec=spec,
+        experiment_id=experiment_id,
+        variants=with_session_keys(spec.variants),
+        tools=_tools(),
+    )
+
+
+def resume_run(record: RunRecord) -> None:
+    """Run what a stopped or interrupted run has left."""
+    spec = experiment_store().load_spec(record.id)
+    st.session_state[RUN] = BackgroundRun(
+        experiment_store(), record.id, variants=with_session_keys(spec.variants), tools=_tools()
+    )
+
+
+def _eta(seconds: float | None) -> str:
+    if seconds is None:
+        return "estimating…"
+    if seconds < 60:
+        return f"about {seconds:.0f} s left"
+    return f"about {seconds / 60:.0f} min left"
+
+
+@st.fragment(run_every=POLL_SECONDS)
+def draw_progress() -> None:
+    """While a run is live: its bar and Stop; once it ends, the whole page redraws with its results."""
+    run = live_run()
+    if run is None:
+        return
+    if not run.running:
+        del st.session_state[RUN]
+        if run.error:
+            st.session_state["exp_run_error"] = run.error
+        st.rerun(scope="app")
+    progress = run.progress
+    if progress is None:
+        st.progress(0.0, text="Starting…")
+    else:
+        share = progress.done / progress.total if progress.total else 1.0
+        st.progress(
+            share,
+            text=f"{progress.done} / {progress.total} items · {_eta(progress.eta_s)} · "
+            f"${progress.cost:.4f} so far" + (f" · {progress.errors} errors" if progress.errors else ""),
+        )
+    if run.signal.aborted:
+        st.caption("Stopping: the items in flight are dropped and run again on resume.")
+    elif st.button("Stop", key="exp_stop", icon=":material/stop_circle:", type="primary"):
+        run.stop()
+        st.rerun(scope="fragment")

@@ -1,0 +1,265 @@
+"""The variants and scorers tabs: each variant's model, prompt and tools; each scorer's settings."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from ui.experiments.state import WIDGET_PREFIX
+from yiem.chat import DEFAULT_MODELS, LOCAL
+from yiem.experiments import ExperimentDraft, ScorerError, Variant, scorers
+from yiem.experiments.scorers import AnyScorer
+from yiem.providers import PRESETS
+
+PROVIDERS = [LOCAL, *[name for name in PRESETS if name != LOCAL]]
+SCORER_KINDS = {
+    "contains": "Contains the expected text",
+    "exact": "Exactly the expected text",
+    "regex": "Matches a regular expression",
+    "valid_json": "Is valid JSON",
+    "json_schema": "Matches a JSON Schema",
+    "numeric": "A number within a tolerance",
+    "called_tool": "Called a tool",
+    "cost_limit": "Cost at most",
+    "latency_limit": "Took at most",
+    "rubric": "Graded by a model (rubric)",
+}
+
+
+def _uids(name: str, count: int) -> list[str]:
+    """Stable widget ids for the entries of a list, kept in step with its length."""
+    key = f"{WIDGET_PREFIX}{name}_uids"
+    uids: list[str] = st.session_state.setdefault(key, [])
+    while len(uids) < count:
+        uids.append(uuid.uuid4().hex[:8])
+    del uids[count:]
+    return uids
+
+
+def _init(key: str, value: Any) -> str:
+    if key not in st.session_state:
+        st.session_state[key] = value
+    return key
+
+
+def draw_variants(draft: ExperimentDraft, tool_names: list[str]) -> None:
+    """One expander per variant; the draft's variants are rebuilt from the widgets each run."""
+    uids = _uids("variant", len(draft.variants))
+    rebuilt: list[Variant] = []
+    remove: int | None = None
+    for index, (uid, variant) in enumerate(zip(uids, draft.variants, strict=True)):
+        k = f"{WIDGET_PREFIX}v_{uid}_"
+        with st.expander(f"Variant {index + 1}: {variant.name}", expanded=len(draft.variants) <= 2):
+            name = st.text_input("Name", key=_init(k + "name", variant.name))
+            left, right = st.columns(2)
+            provider = left.selectbox(
+                "Provider", PROVIDERS, key=_init(k + "provider", variant.provider or LOCAL)
+            )
+            model_id = right.text_input(
+                "Model", key=_init(k + "model", variant.model_id or DEFAULT_MODELS.get(provider, ""))
+            )
+            base_url = ""
+            if provider not in (LOCAL, "openai", "anthropic", "openrouter", "groq"):
+                base_url = st.text_input(
+                    "Base URL",
+                    key=_init(k + "base_url", variant.base_url),
+                    placeholder="http://127.0.0.1:8080/v1",
+                )
+            prompt = st.text_area(
+                "System prompt (use {var} for an item's vars)", key=_init(k + "prompt", variant.system_prompt)
+            )
+            a, b, c, d = st.columns(4)
+            temperature = a.number_input(
+                "Temperature",
+                0.0,
+                2.0,
+                step=0.1,
+                key=_init(k + "temp", variant.temperature),
+                placeholder="default",
+            )
+            max_tokens = b.number_input(
+                "Max tokens",
+                1,
+                200_000,
+                step=64,
+                key=_init(k + "max_tokens", variant.max_tokens),
+                placeholder="default",
+            )
+            max_turns = c.number_input("Max turns", 1, 100, key=_init(k + "turns", variant.max_turns))
+            mode = d.selectbox(
+                "Tool calls", ["parallel", "sequential"], key=_init(k + "mode", variant.tool_execution)
+            )
+            tools = st.multiselect(
+                "Tools it may call",
+                sorted(set(tool_names) | set(variant.tools)),
+                key=_init(k + "tools", list(variant.tools)),
+                help="The tools of the MCP servers connected on the Tools page",
+            )
+            if st.button("Remove this variant", key=k + "remove", icon=":material/delete:"):
+                remove = index
+        rebuilt.append(
+            Variant(
+                name=name.strip() or f"variant {index + 1}",
+                provider=provider,
+                model_id=model_id.strip(),
+                base_url=base_url.strip(),
+                system_prompt=prompt,
+                temperature=temperature,
+                max_tokens=int(max_tokens) if max_tokens else None,
+                max_turns=int(max_turns),
+                tool_execution=mode,
+                tools=tools,
+            )
+        )
+    draft.variants = rebuilt
+    if remove is not None:
+        del draft.variants[remove]
+        del uids[remove]
+        st.rerun()
+    if st.button("Add a variant", key=f"{WIDGET_PREFIX}add_variant", icon=":material/add:"):
+        template = draft.variants[-1] if draft.variants else Variant(name="", provider=LOCAL)
+        draft.variants.append(template.model_copy(update={"name": f"variant {len(draft.variants) + 1}"}))
+        st.rerun()
+
+
+def _scorer_fields(kind: str, k: str, old: dict[str, Any], variant_names: list[str]) -> dict[str, Any]:
+    """The widgets of one scorer kind; returns the arguments of its factory."""
+    if kind == "contains":
+        text = st.text_input(
+            "Texts (one per line; empty: the item's expected)",
+            key=_init(k + "values", "\n".join(old.get("values", []))),
+        )
+        return {"values": [line for line in text.splitlines() if line.strip()]}
+    if kind == "exact":
+        return {
+            "value": st.text_input(
+                "Text (empty: the item's expected)", key=_init(k + "value", old.get("value") or "")
+            )
+            or None
+        }
+    if kind == "regex":
+        return {
+            "pattern": st.text_input("Pattern (RE2 syntax)", key=_init(k + "pattern", old.get("pattern", "")))
+        }
+    if kind == "json_schema":
+        raw = st.text_area(
+            "JSON Schema",
+            key=_init(k + "schema", json.dumps(old.get("schema", {"type": "object"}), indent=2)),
+        )
+        try:
+            return {"schema": json.loads(raw)}
+        except json.JSONDecodeError as error:
+            raise ScorerError(f"The JSON Schema is not valid JSON: {error.msg}") from None
+    if kind == "numeric":
+        a, b = st.columns(2)
+        tolerance = a.number_input(
+            "Tolerance", 0.0, key=_init(k + "tolerance", float(old.get("tolerance", 0.0)))
+        )
+        relative = b.checkbox(
+            "Relative (a fraction of the expected)", key=_init(k + "relative", bool(old.get("relative")))
+        )
+        return {"tolerance": tolerance, "relative": relative}
+    if kind == "called_tool":
+        tool = st.text_input("Tool name", key=_init(k + "tool", old.get("tool", "")))
+        raw = st.text_input(
+            'With arguments (JSON, optional), e.g. {"timezone": "UTC"}',
+            key=_init(k + "args", json.dumps(old["arguments"]) if old.get("arguments") else ""),
+        )
+        try:
+            return {"tool": tool, "arguments": json.loads(raw) if raw.strip() else None}
+        except json.JSONDecodeError as error:
+            raise ScorerError(f"The arguments are not valid JSON: {error.msg}") from None
+    if kind == "cost_limit":
+        return {
+            "max_usd": st.number_input(
+                "Dollars per item",
+                0.0,
+                step=0.001,
+                format="%.4f",
+                key=_init(k + "usd", float(old.get("max_usd", 0.01))),
+            )
+        }
+    if kind == "latency_limit":
+        return {
+            "max_ms": st.number_input(
+                "Milliseconds per item", 1.0, key=_init(k + "ms", float(old.get("max_ms", 10_000)))
+            )
+        }
+    if kind == "rubric":
+        text = st.text_area(
+            "Rubric",
+            key=_init(k + "rubric", old.get("rubric", "")),
+            placeholder="Is the answer correct and polite?",
+        )
+        judge = st.selectbox("Judge: the model of variant", variant_names, key=k + "judge")
+        return {"text": text, "judge": judge}
+    return {}
+
+
+FACTORIES: dict[str, Callable[..., AnyScorer]] = {
+    "contains": lambda values, **kw: scorers.contains(*values, **kw),
+    "exact": scorers.exact,
+    "regex": scorers.regex,
+    "valid_json": scorers.valid_json,
+    "json_schema": scorers.json_schema,
+    "numeric": scorers.numeric,
+    "called_tool": scorers.called_tool,
+    "cost_limit": scorers.cost_limit,
+    "latency_limit": scorers.latency_limit,
+}
+
+
+def draw_scorers(draft: ExperimentDraft) -> None:
+    """One expander per scorer; a scorer set up wrongly is shown with its error and left out."""
+    uids = _uids("scorer", len(draft.scorers))
+    kept: list[AnyScorer] = []
+    variants = {variant.name: variant for variant in draft.variants}
+    remove: int | None = None
+    for index, (uid, scorer) in enumerate(zip(uids, draft.scorers, strict=True)):
+        k = f"{WIDGET_PREFIX}s_{uid}_"
+        old = scorer.model_dump(by_alias=True)
+        with st.expander(f"Scorer {index + 1}: {SCORER_KINDS[scorer.kind]}", expanded=True):
+            kind = st.selectbox(
+                "Kind",
+                list(SCORER_KINDS),
+                format_func=SCORER_KINDS.__getitem__,
+                key=_init(k + "kind", scorer.kind),
+            )
+            a, b = st.columns(2)
+            name = a.text_input("Name", key=_init(k + "name", scorer.name if scorer.kind == kind else kind))
+            threshold = b.slider(
+                "Pass at score ≥", 0.0, 1.0, step=0.05, key=_init(k + "threshold", float(scorer.threshold))
+            )
+            try:
+                fields = _scorer_fields(kind, k, old if scorer.kind == kind else {}, list(variants))
+                if kind == "rubric":
+                    judge = variants.get(fields["judge"])
+                    if judge is None:
+                        raise ScorerError("Add a variant first: the judge uses one variant's model.")
+                    judge = judge.model_copy(
+                        update={"system_prompt": "", "tools": [], "name": f"judge ({judge.name})"}
+                    )
+                    built: AnyScorer = scorers.rubric(fields["text"], judge, threshold=threshold, name=name)
+                else:
+                    built = FACTORIES[kind](**fields, name=name)
+                    built = built.model_copy(update={"threshold": threshold})
+                kept.append(built)
+            except ScorerError as error:
+                st.error(str(error))
+                kept.append(scorer)
+            if st.button("Remove this scorer", key=k + "remove", icon=":material/delete:"):
+                remove = index
+    draft.scorers = kept
+    if remove is not None:
+        del draft.scorers[remove]
+        del uids[remove]
+        st.rerun()
+    if st.button("Add a scorer", key=f"{WIDGET_PREFIX}add_scorer", icon=":material/add:"):
+        draft.scorers.append(
+            scorers.contains(name=f"contains {len(draft.scorers) + 1}" if draft.scorers else "")
+        )
+        st.rerun()

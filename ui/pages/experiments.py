@@ -1,0 +1,143 @@
+"""The Experiments page: the same tasks across models, prompts and tools, scored and compared.
+
+It reads top to bottom: the URL and state (which experiment, the live run), the data (its runs and
+results from yiem.experiments), then the drawing (parts in ui/experiments/).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import streamlit as st
+
+from ui import bootstrap
+from ui.experiments.charts import draw_comparison, draw_history, draw_quality_cost, draw_scorer_bars
+from ui.experiments.dataset import draw_dataset
+from ui.experiments.results import draw_exports, draw_matrix, draw_summary
+from ui.experiments.run import draw_progress, draw_run_settings, resume_run, start_run
+from ui.experiments.setup import draw_scorers, draw_variants
+from ui.experiments.state import EXPERIMENT_ID, draft, experiment_store, live_run, open_experiment, save
+from yiem.experiments import ExperimentResult, RunRecord
+from yiem.store import StoreError
+
+HISTORY_RUNS = 10
+
+bootstrap.ensure_session()
+st.title("Experiments")
+
+# The URL and state: the experiment named in the URL (?e=ID), its draft, the run in flight.
+store = experiment_store()
+saved = store.list_experiments()
+wanted = st.query_params.get("e")
+if wanted != st.session_state.get(EXPERIMENT_ID) and (wanted is None or wanted in {e.id for e in saved}):
+    open_experiment(wanted)
+current = draft()
+experiment_id: str | None = st.session_state.get(EXPERIMENT_ID)
+run = live_run()
+
+choices: dict[str | None, str] = {None: "New experiment", **{e.id: e.name for e in saved}}
+
+
+def _picked() -> None:
+    chosen = st.session_state["exp_pick"]
+    if chosen is None:
+        st.query_params.pop("e", None)
+    else:
+        st.query_params["e"] = chosen
+    open_experiment(chosen)
+
+
+# The picker follows the open experiment (saving a new one, a link) unless the person changes it.
+st.session_state["exp_pick"] = experiment_id if experiment_id in choices else None
+st.selectbox(
+    "Experiment",
+    list(choices),
+    format_func=lambda key: choices[key] or "(unnamed)",
+    key="exp_pick",
+    on_change=_picked,
+    disabled=run is not None,
+)
+
+# The data: this experiment's runs, newest first, and the results of the ones drawn.
+records: list[RunRecord] = store.list_runs(experiment_id) if experiment_id else []
+results: list[tuple[RunRecord, ExperimentResult]] = []
+try:
+    results = [(record, store.load_result(record.id)) for record in records[:HISTORY_RUNS]]
+except StoreError as error:
+    st.error(f"A run could not be read: {error}")
+
+# The drawing.
+current.name = st.text_input("Name", value=current.name, key="exp_w_name", disabled=run is not None)
+dataset_tab, variants_tab, scorers_tab, run_tab = st.tabs(["Dataset", "Variants", "Scorers", "Run"])
+with dataset_tab:
+    draw_dataset(current)
+with variants_tab:
+    registry = st.session_state.get("tool_registry")
+    draw_variants(current, sorted(registry.tools) if registry is not None else [])
+with scorers_tab:
+    draw_scorers(current)
+with run_tab:
+    draw_run_settings(current)
+    left, right = st.columns(2)
+    if left.button("Save", key="exp_save", icon=":material/save:", disabled=run is not None):
+        st.query_params["e"] = save(current)
+        st.rerun()
+    if right.button(
+        "Run", key="exp_run", icon=":material/play_arrow:", type="primary", disabled=run is not None
+    ):
+        start_run(current)
+        if live_run() is not None:
+            st.query_params["e"] = st.session_state[EXPERIMENT_ID]
+            st.rerun()
+
+run_error = st.session_state.pop("exp_run_error", None)
+if run_error:
+    st.error(f"The run failed: {run_error}")
+draw_progress()
+
+if not results:
+    st.info("No runs yet: add items, at least one variant and a scorer, then press Run.")
+    st.stop()
+
+
+def _label(record: RunRecord) -> str:
+    return datetime.fromtimestamp(record.created_ms / 1000, UTC).strftime("Run of %Y-%m-%d %H:%M:%S UTC")
+
+
+def _status(record: RunRecord) -> str:
+    live = run is not None and run.run_id == record.id
+    return "interrupted" if record.status == "running" and not live else record.status
+
+
+st.subheader("Results")
+by_id = {record.id: res for record, res in results}
+record_by_id = {record.id: record for record, _ in results}
+shown_id = st.selectbox(
+    "Run", list(by_id), format_func=lambda rid: _label(record_by_id[rid]), key="exp_run_pick"
+)
+record, result = record_by_id[shown_id], by_id[shown_id]
+st.caption(
+    f"{_status(record)} · {record.done} / {record.total} items · dataset version {record.dataset_version[:8]}"
+)
+resumable = record.done < record.total and record.status in ("stopped", "running", "failed", "budget")
+if resumable and run is None:
+    st.warning(
+        f"This run stopped at {record.done} of {record.total} items ({record.stop_reason or record.status})."
+    )
+    if st.button("Resume", key="exp_resume", icon=":material/resume:"):
+        resume_run(record)
+        st.rerun()
+draw_summary(result)
+chart, bars = st.columns(2)
+with chart:
+    draw_quality_cost(result)
+with bars:
+    draw_scorer_bars(result)
+matrix_tab, compare_tab, history_tab = st.tabs(["Matrix", "Against a baseline", "Runs over time"])
+with matrix_tab:
+    draw_matrix(result)
+with compare_tab:
+    draw_comparison(result, results)
+with history_tab:
+    draw_history(results)
+draw_exports(result)

@@ -1,0 +1,65 @@
+"""A run's spec (dataset × variants × scorers × repeats, limits) as data, and what cannot run."""
+
+from __future__ import annotations
+
+import uuid
+
+from pydantic import BaseModel, Field
+
+from yiem.errors import YiemError
+from yiem.experiments._dataset import Dataset, DatasetItem
+from yiem.experiments._variant import Variant
+from yiem.experiments.scorers import AnyScorer
+
+DEFAULT_CONCURRENCY = 4
+RAY_ADDRESS_ENV = "YIEM_RAY_ADDRESS"
+BUDGET_REASON = "the run's budget was reached"
+
+
+class ExperimentError(YiemError):
+    """The experiment cannot run as set up (no variants, duplicate names, an empty dataset)."""
+
+
+class RunSpec(BaseModel):
+    """Everything a run needs, as data: stored with the run so it can resume after a restart."""
+
+    run_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    experiment: str = ""
+    dataset: Dataset
+    variants: list[Variant]
+    scorers: list[AnyScorer] = Field(default_factory=list)
+    repeats: int = Field(default=1, ge=1)
+    concurrency: dict[str, int] = Field(default_factory=dict)
+    budget_usd: float | None = Field(default=None, gt=0)
+
+    def limit(self, provider: str) -> int:
+        """How many items of `provider` may run at once."""
+        return max(1, self.concurrency.get(provider, self.concurrency.get("*", DEFAULT_CONCURRENCY)))
+
+    def tasks(self) -> list[tuple[DatasetItem, int, Variant]]:
+        """Item by item, each repeat, each variant: a Stop leaves whole rows of the matrix."""
+        return [
+            (item, repeat, variant)
+            for item in self.dataset.items
+            for repeat in range(self.repeats)
+            for variant in self.variants
+        ]
+
+
+def check_spec(spec: RunSpec) -> None:
+    """Refuse what cannot run, in words."""
+    if not spec.variants:
+        raise ExperimentError("Add at least one variant to run the experiment.")
+    if not spec.dataset.items:
+        raise ExperimentError("The dataset has no items: add some, or upload a CSV or JSONL file.")
+    names = [variant.name for variant in spec.variants]
+    duplicate = next((name for name in names if names.count(name) > 1), None)
+    if duplicate is not None:
+        raise ExperimentError(f"Two variants are named {duplicate!r}; give each its own name.")
+    ids = [item.id for item in spec.dataset.items]
+    duplicate = next((i for i in ids if ids.count(i) > 1), None) if len(set(ids)) != len(ids) else None
+    if duplicate is not None:
+        raise ExperimentError(f"Two dataset items have the id {duplicate!r}; each needs its own.")
+    scorer_names = [scorer.name for scorer in spec.scorers]
+    if len(set(scorer_names)) != len(scorer_names):
+        raise ExperimentError("Two scorers have the same name; name them apart (name=...).")
