@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.fixtures.browser import StreamlitApp, screenshot
 
@@ -18,8 +19,8 @@ def test_a_deep_link_opens_the_page_inside_the_top_navigation(
     page.get_by_role("heading", name=heading).first.wait_for()
     # The shell's top navigation, not Streamlit's folder navigation in the sidebar.
     navigation = page.locator('[data-testid="stTopNavLinkContainer"], header [data-testid="stTopNavLink"]')
-    page.get_by_role("link", name="Chat").first.wait_for()
+    expect(page.get_by_role("link", name="Chat").first).to_be_visible()
+    expect(navigation.first).to_be_visible()
     screenshot(page, f"deep-link-{path}")
-    assert navigation.count() > 0
-    assert page.locator('[data-testid="stSidebarNav"]').count() == 0
-    assert page.get_by_role("link", name="app").count() == 0
+    expect(page.locator('[data-testid="stSidebarNav"]')).to_have_count(0)
+    expect(page.get_by_role("link", name="app")).to_have_count(0)
