@@ -11,7 +11,10 @@ from pydantic.alias_generators import to_camel
 class McpModel(BaseModel):
     """Base: PEP 8 names in Python, MCP's camelCase on the wire; unknown fields are kept."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+    # Built on first use, so importing yiem.mcp does not pay for models a program never touches.
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="allow", defer_build=True
+    )
 
     def to_wire(self) -> dict[str, Any]:
         """The MCP JSON shape (camelCase keys, unset fields left out)."""
