@@ -32,3 +32,32 @@ def test_a_keyless_server_is_asked_for_models_only_once_its_url_is_typed(db_url:
     finally:
         server.close()
     assert json.dumps(at.session_state["settings"].base_url) == json.dumps(f"{server.url}/v1")
+
+
+def test_the_embedded_model_is_sent_no_tools_and_the_page_says_so(db_url: str) -> None:
+    # SmolLM2's own chat template has no tools: llama-server drops them or fails on them, so the
+    # page sends none and says why, instead of letting the user believe the model may call them.
+    from yiem.scripted_llm import ScriptedLlm
+    from yiem.tool_registry import ToolRegistry
+    from yiem.types import LlmModel
+
+    registry = ToolRegistry()
+
+    def add(a: int, b: int) -> str:
+        """Add two integers."""
+        return str(a + b)
+
+    registry.add_function(add)
+    llm = ScriptedLlm(["Five, I think."])
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.session_state["llm_override"] = (llm, LlmModel(id="smollm2", provider="local"))
+    state = {"tool_registry": registry, "mcp_clients": {}, "mcp_errors": {}, "enabled_tools": {"add"}}
+    for key, value in state.items():
+        at.session_state[key] = value
+    at.run()
+    at.chat_input[0].set_value("What is 2 + 3?").run()
+    assert not at.exception, at.exception
+    assert llm.requests[0].tool_names == []
+    notes = [c.value for c in at.caption if "cannot call tools" in c.value]
+    assert notes and "sent without" in notes[0], [c.value for c in at.caption]
+    assert not at.error

@@ -9,7 +9,7 @@ import streamlit as st
 
 from ui import bootstrap
 from yiem.agent import Agent
-from yiem.chat import LOCAL, ConnectionSettingsError, RunAgent, connect
+from yiem.chat import LOCAL, ConnectionSettingsError, RunAgent, calls_tools, connect
 from yiem.events import AgentEvent
 from yiem.llm import LlmClient
 from yiem.providers.catalog import get_model
@@ -47,6 +47,23 @@ def _client() -> tuple[LlmClient, LlmModel]:
     return client, model
 
 
+def provider() -> str:
+    """The provider the next message goes to (the tests' scripted model's, when one is set)."""
+    override = st.session_state.get(OVERRIDE_KEY)
+    return str(override[1].provider) if override is not None else bootstrap.settings().provider
+
+
+def tools_note() -> str | None:
+    """Why enabled tools will not be sent to the chosen model, if they will not."""
+    enabled: set[str] = st.session_state.get("enabled_tools", set())
+    if not enabled or calls_tools(provider()):
+        return None
+    return (
+        "The embedded SmolLM2 cannot call tools (its chat template has none), so messages are sent "
+        "without the tools enabled in Settings. Pick another provider there to use them."
+    )
+
+
 def accepts_images() -> bool:
     """Whether the chosen model takes images (so the chat input offers to attach them)."""
     override = st.session_state.get(OVERRIDE_KEY)
@@ -68,7 +85,7 @@ def prepare() -> tuple[RunAgent, LlmModel, Agent]:
     settings = bootstrap.settings()
     registry: Any = st.session_state["tool_registry"]
     enabled: set[str] = st.session_state["enabled_tools"]
-    tools = [tool for name, tool in registry.tools.items() if name in enabled]
+    tools = [tool for name, tool in registry.tools.items() if name in enabled and calls_tools(model.provider)]
     config = AgentLoopConfig(
         tool_execution=settings.tool_execution,
         temperature=settings.temperature,

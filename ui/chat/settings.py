@@ -7,6 +7,7 @@ from typing import Any
 import streamlit as st
 
 from ui import bootstrap
+from ui.chat import agent as chat_agent
 from yiem.chat import DEFAULT_MODELS, LOCAL, ChatSettings, available_models, key_status, starting_base_url
 from yiem.providers.presets import PRESETS
 
@@ -42,6 +43,8 @@ def _tools_section() -> None:
         key="set-tools",
     )
     st.session_state["enabled_tools"] = set(chosen)
+    if note := chat_agent.tools_note():
+        st.caption(note)
 
 
 def draw() -> None:

@@ -473,6 +473,8 @@ def _show_conversation_in_url() -> None:
 
 def _model_line() -> None:
     settings = bootstrap.settings()
+    if note := chat_agent.tools_note():
+        st.caption(f":material/build: {note}")
     if st.session_state.get(chat_agent.OVERRIDE_KEY) is not None:
         return
     if settings.provider == LOCAL:

@@ -31,6 +31,16 @@ DEFAULT_MODELS = {
 }
 
 
+def calls_tools(provider: str) -> bool:
+    """Whether a provider's models are sent the enabled tools.
+
+    Not the embedded SmolLM2: its chat template has no tools, so llama-server either drops them
+    without a word or, started with a tool template, fails with HTTP 500 on the toy model's
+    malformed calls. Its messages go without tools, and the page says so.
+    """
+    return provider != LOCAL
+
+
 class ConnectionSettingsError(Exception):
     """The settings cannot reach a model (no key, no model, local model missing); says what to do."""
 
