@@ -89,3 +89,20 @@ def test_sampling_is_approved_answered_by_the_model_edited_and_counted(
         ).all()
     engine.dispose()
     assert len(rows) == 1 and rows[0][0] > 0
+
+
+def test_url_elicitation_is_agreed_then_the_link_offered(
+    tools_app: StreamlitApp, page: Any, everything_stdio: StdioServer
+) -> None:
+    _open_tools(page, tools_app)
+    _add_server(page, "everything", "Trigger URL Elicitation Tool", stdio=everything_stdio)
+    _choose_tool(page, "Trigger URL Elicitation Tool")
+    _fill(page, "url", "https://example.com/consent")
+    _fill(page, "message", "Please sign the consent form")
+    page.get_by_role("button", name="Call").click()
+    page.get_by_text("everything asks: Please sign the consent form").wait_for(timeout=30_000)
+    page.get_by_text("https://example.com/consent", exact=True).wait_for()
+    page.get_by_role("button", name="Agree and open").click()
+    expect(_result_text(page, "User completed the URL elicitation flow").first).to_be_visible(timeout=30_000)
+    link = page.get_by_role("link", name="Open https://example.com/consent")
+    expect(link).to_have_attribute("href", "https://example.com/consent")
