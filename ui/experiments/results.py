@@ -141,20 +141,16 @@ def show_transcript(outcome: ItemOutcome) -> None:
 
 
 def draw_exports(result: ExperimentResult) -> None:
-    left, right = st.columns(2)
-    left.download_button(
-        "Results as CSV",
-        result.to_csv(),
-        file_name=f"experiment-{result.run_id[:8]}.csv",
-        mime="text/csv",
-        icon=":material/download:",
-        key=f"exp_csv_{result.run_id}",
+    exports = (
+        ("Results as CSV", result.to_csv(), "csv", "text/csv"),
+        ("Results as JSON", result.to_json(), "json", "application/json"),
     )
-    right.download_button(
-        "Results as JSON",
-        result.to_json(),
-        file_name=f"experiment-{result.run_id[:8]}.json",
-        mime="application/json",
-        icon=":material/download:",
-        key=f"exp_json_{result.run_id}",
-    )
+    for column, (label, body, suffix, mime) in zip(st.columns(2), exports, strict=True):
+        column.download_button(
+            label,
+            body,
+            file_name=f"experiment-{result.run_id[:8]}.{suffix}",
+            mime=mime,
+            icon=":material/download:",
+            key=f"exp_{suffix}_{result.run_id}",
+        )

@@ -40,6 +40,15 @@ def _uids(name: str, count: int) -> list[str]:
     return uids
 
 
+def _remove_row(rows: list[Any], uids: list[str], index: int | None) -> None:
+    """Drop the row whose Remove button was clicked, with its widget ids, and draw the page again."""
+    if index is None:
+        return
+    del rows[index]
+    del uids[index]
+    st.rerun()
+
+
 def _init(key: str, value: Any) -> str:
     if key not in st.session_state:
         st.session_state[key] = value
@@ -116,10 +125,7 @@ def draw_variants(draft: ExperimentDraft, tool_names: list[str]) -> None:
             )
         )
     draft.variants = rebuilt
-    if remove is not None:
-        del draft.variants[remove]
-        del uids[remove]
-        st.rerun()
+    _remove_row(draft.variants, uids, remove)
     if st.button("Add a variant", key=f"{WIDGET_PREFIX}add_variant", icon=":material/add:"):
         template = draft.variants[-1] if draft.variants else Variant(name="", provider=LOCAL)
         draft.variants.append(template.model_copy(update={"name": f"variant {len(draft.variants) + 1}"}))
@@ -254,10 +260,7 @@ def draw_scorers(draft: ExperimentDraft) -> None:
             if st.button("Remove this scorer", key=k + "remove", icon=":material/delete:"):
                 remove = index
     draft.scorers = kept
-    if remove is not None:
-        del draft.scorers[remove]
-        del uids[remove]
-        st.rerun()
+    _remove_row(draft.scorers, uids, remove)
     if st.button("Add a scorer", key=f"{WIDGET_PREFIX}add_scorer", icon=":material/add:"):
         draft.scorers.append(
             scorers.contains(name=f"contains {len(draft.scorers) + 1}" if draft.scorers else "")
