@@ -1,0 +1,165 @@
+"""The fan-out: one prompt to every column, each its own `Agent` in its own thread, all at once."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from time import perf_counter
+from typing import Literal
+
+from yiem.agent import Agent
+from yiem.chat import ConnectionSettingsError, calls_tools, connect
+from yiem.compare._columns import ColumnFigures, ColumnSpec, CompareError, cheapest_and_fastest, check_columns
+from yiem.events import AgentEndEvent, AgentEvent, MessageUpdateEvent
+from yiem.llm import LlmClient
+from yiem.types import AgentTool, AssistantMessage, AssistantMessageToolCall, ImageContent, LlmModel
+
+ColumnStatus = Literal["idle", "running", "done", "stopped", "error"]
+Connector = Callable[[ColumnSpec], tuple[LlmClient, LlmModel]]
+
+
+def connect_column(spec: ColumnSpec) -> tuple[LlmClient, LlmModel]:
+    """The column's client and model, built by Chat's own `connect` from the same settings."""
+    return connect(spec.chat_settings())
+
+
+@dataclass
+class ColumnState:
+    """What a column shows right now: its text so far, its status, its error in words, its figures."""
+
+    spec: ColumnSpec
+    status: ColumnStatus = "idle"
+    text: str = ""
+    error: str | None = None
+    figures: ColumnFigures = field(default_factory=ColumnFigures)
+    agent: Agent | None = None
+
+
+class Comparison:
+    """Columns that answer the same prompts side by side; follow-ups continue each column's conversation.
+
+    `start` returns at once; `wait` joins the threads; `stop` aborts every column. Read `columns`
+    (or `snapshot()`) from any thread while it runs.
+    """
+
+    def __init__(
+        self,
+        specs: Sequence[ColumnSpec],
+        tools: Mapping[str, AgentTool] | None = None,
+        connector: Connector = connect_column,
+    ) -> None:
+        check_columns(specs)
+        self.columns = [ColumnState(spec=spec) for spec in specs]
+        self._tools = dict(tools or {})
+        self._connector = connector
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+
+    @property
+    def running(self) -> bool:
+        """Whether any column is still answering."""
+        return any(thread.is_alive() for thread in self._threads)
+
+    def start(self, prompt: str, images: Iterable[ImageContent] = ()) -> None:
+        """Send `prompt` to every column at once; each column runs in its own thread."""
+        if self.running:
+            raise CompareError("The columns are still answering; wait for them or press Stop.")
+        if not prompt.strip():
+            raise CompareError("Type a prompt to send to the columns.")
+        shown = list(images)
+        self._stopped.clear()
+        self._threads = [
+            threading.Thread(
+                target=self._run_column, args=(column, prompt, shown), name=f"compare-{i}", daemon=True
+            )
+            for i, column in enumerate(self.columns)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for every column to end; False if some were still running after `timeout` seconds."""
+        deadline = None if timeout is None else perf_counter() + timeout
+        for thread in self._threads:
+            thread.join(None if deadline is None else max(0.0, deadline - perf_counter()))
+        return not self.running
+
+    def stop(self) -> None:
+        """Stop every column (one signal for all); what each said so far stays."""
+        self._stopped.set()
+        for column in self.columns:
+            if column.agent is not None:
+                column.agent.abort("stopped by the user")
+
+    def marks(self) -> tuple[int | None, int | None]:
+        """The cheapest and the fastest of the columns that finished."""
+        return cheapest_and_fastest([c.figures if c.status == "done" else None for c in self.columns])
+
+    def _run_column(self, column: ColumnState, prompt: str, images: list[ImageContent]) -> None:
+        column.status, column.error, column.text = "running", None, ""
+        column.figures = ColumnFigures()
+        started = perf_counter()
+        try:
+            agent = column.agent or self._new_agent(column.spec)
+            column.agent = agent
+            if self._stopped.is_set():
+                column.status = "stopped"
+                return
+            for event in agent.prompt(prompt, images):
+                self._apply(column, event, started)
+                if self._stopped.is_set():
+                    agent.abort("stopped by the user")
+        except (CompareError, ConnectionSettingsError) as error:
+            column.status, column.error = "error", str(error)
+        except Exception as error:  # one broken column must not take the others down
+            column.status = "error"
+            column.error = f"This column failed: {error or type(error).__name__}"
+        finally:
+            column.figures.finished_at = perf_counter()
+            column.figures.total_ms = (column.figures.finished_at - started) * 1000
+            if column.status == "running":
+                column.status = "done"
+
+    def _new_agent(self, spec: ColumnSpec) -> Agent:
+        llm, model = self._connector(spec)
+        missing = [name for name in spec.tools if name not in self._tools]
+        if missing:
+            raise CompareError(
+                f"Tool(s) {', '.join(missing)} are not offered by any connected MCP server; connect "
+                "the server on the Tools page or remove them from the column."
+            )
+        tools = [self._tools[name] for name in spec.tools] if calls_tools(spec.provider) else []
+        return Agent(llm, model, system_prompt=spec.system_prompt, tools=tools, config=spec.loop_config())
+
+    def _apply(self, column: ColumnState, event: AgentEvent, started: float) -> None:
+        figures = column.figures
+        if isinstance(event, MessageUpdateEvent):
+            if figures.first_token_at is None:
+                figures.first_token_at = perf_counter()
+                figures.ttft_ms = (figures.first_token_at - started) * 1000
+            if event.kind == "text":
+                column.text += event.delta
+        elif isinstance(event, AgentEndEvent):
+            _add_usage(figures, event.messages)
+            if event.stop_reason == "aborted" or self._stopped.is_set():
+                column.status = "stopped"
+            elif event.stop_reason == "error":
+                column.status = "error"
+                column.error = event.error_message or "The model answered with an error."
+            generating_s = (perf_counter() - (figures.first_token_at or started)) or 0.0
+            if figures.output_tokens and generating_s > 0:
+                figures.tokens_per_s = figures.output_tokens / generating_s
+
+
+def _add_usage(figures: ColumnFigures, messages: Sequence[object]) -> None:
+    """Sum the replies' tokens and costs; one reply without a price makes the total unknown."""
+    replies = [m for m in messages if isinstance(m, AssistantMessage | AssistantMessageToolCall)]
+    cost: float | None = 0.0
+    for reply in replies:
+        figures.input_tokens += reply.usage.input_tokens
+        figures.cached_tokens += reply.usage.cache_read_tokens
+        figures.output_tokens += reply.usage.output_tokens
+        cost = None if cost is None or reply.cost is None else cost + reply.cost.total
+    figures.cost = cost if replies else None
