@@ -18,7 +18,7 @@ from typing import Any
 import streamlit as st
 from sqlalchemy.engine import Engine
 
-from yiem.chat import ChatSession, ChatSettings, default_settings, register_server_secrets
+from yiem.chat import ChatSession, ChatSettings, configured_secret, default_settings, register_server_secrets
 from yiem.explorer import ServerQuestions
 from yiem.mcp import McpClient, McpConfigError, McpError, connect_server, load_mcp_config
 from yiem.redaction import install_log_redaction, redact
@@ -34,14 +34,7 @@ def store_engine(url: str) -> Engine:
 
 def secret(name: str) -> str:
     """A provider key from the environment or `.streamlit/secrets.toml` (never from the database)."""
-    value = os.environ.get(name, "")
-    if value:
-        return value
-    try:
-        found = st.secrets.get(name, "")
-    except Exception:  # no secrets.toml at all is the usual case, and not an error
-        return ""
-    return str(found) if found else ""
+    return configured_secret(name)
 
 
 def ensure_session() -> None:

@@ -6,6 +6,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator
 
+from yiem.errors import YiemError
 from yiem.events import (
     AgentEndEvent,
     AgentEvent,
@@ -27,7 +28,6 @@ from yiem.types import (
     AssistantMessageToolCall,
     ImageContent,
     LlmModel,
-    MessageContent,
     TextContent,
     ToolResultMessage,
     UserMessage,
@@ -38,7 +38,7 @@ logger = logging.getLogger(__name__)
 Listener = Callable[[AgentEvent], None]
 
 
-class AgentError(Exception):
+class AgentError(YiemError):
     """The agent cannot do what was asked in its current state."""
 
 
@@ -79,8 +79,12 @@ class Agent:
 
         return unsubscribe
 
-    def prompt(self, text: str, images: Iterable[ImageContent] = ()) -> Iterator[AgentEvent]:
-        """Send a user message and run the loop; iterate the result to drive it (to its end or `close()`)."""
+    def prompt(self, message: str | UserMessage, images: Iterable[ImageContent] = ()) -> Iterator[AgentEvent]:
+        """Send a user message (text and images, or a `UserMessage` as it is) and run the loop.
+
+        Iterate the result to drive it, to its end or `close()`.
+        """
+        user = _user_message(message, images)
         if self.state.model is None:
             raise AgentError("The agent has no model: set `agent.state.model` before prompting")
         with self._lock:
@@ -91,9 +95,7 @@ class Agent:
             self.state.is_running = True
             self.state.error_message = None
             self._signal = AbortSignal()
-        content: list[MessageContent] = [TextContent(text=text)] if text else []
-        content.extend(images)
-        return self._run(UserMessage(content=content), self.state.model, self._signal)
+        return self._run(user, self.state.model, self._signal)
 
     def abort(self, reason: str | None = None) -> None:
         """Stop the running prompt (safe from any thread); running tools see their signal."""
@@ -176,3 +178,11 @@ class Agent:
                             )
                         )
         self.state.messages.extend(missing)
+
+
+def _user_message(message: str | UserMessage, images: Iterable[ImageContent]) -> UserMessage:
+    if isinstance(message, UserMessage):
+        extra = list(images)
+        # The message itself goes into the history (its timestamp kept); images given beside it join it.
+        return message.model_copy(update={"content": [*message.content, *extra]}) if extra else message
+    return UserMessage.from_text(message, images)

@@ -167,7 +167,7 @@ class _Reader:
         self.problems.append(f"tool call {where} has arguments that are not a JSON object: {_describe(raw)}")
         return None
 
-    # --- usage -----------------------------------------------------------------------------
+    # --- usage -------------------------------------------------------------------------------
 
     def usage(self, raw: Any) -> LlmUsage:
         if raw is None:
@@ -177,29 +177,9 @@ class _Reader:
         if not isinstance(raw, Mapping):
             self.problems.append(f"usage has an unknown shape: {_describe(raw)}")
             return LlmUsage()
-
-        def count(*keys: str, source: Any = raw) -> int:
-            if not isinstance(source, Mapping):
-                return 0
-            for key in keys:
-                value = source.get(key)
-                if value is None:
-                    continue
-                if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e15:
-                    self.problems.append(f"usage.{key} is not a token count: {_describe(value)}")
-                    return 0
-                return int(value)
-            return 0
-
         if "prompt_tokens" in raw or "completion_tokens" in raw:
-            # OpenAI: prompt tokens include the cached ones, completion tokens the reasoning ones.
-            cached = count("cached_tokens", source=raw.get("prompt_tokens_details"))
-            return LlmUsage(
-                input_tokens=max(count("prompt_tokens") - cached, 0),
-                output_tokens=count("completion_tokens"),
-                cache_read_tokens=cached,
-                reasoning_tokens=count("reasoning_tokens", source=raw.get("completion_tokens_details")),
-            )
+            return openai_usage(raw, self.problems)
+        count = _TokenCounter(raw, self.problems)
         # SP-018.4 camelCase, yiem's own names, and Anthropic's (whose input excludes the cache).
         return LlmUsage(
             input_tokens=count("inputTokens", "input_tokens"),
@@ -208,6 +188,42 @@ class _Reader:
             cache_write_tokens=count("cacheWriteTokens", "cache_write_tokens", "cache_creation_input_tokens"),
             reasoning_tokens=count("reasoningTokens", "reasoning_tokens"),
         )
+
+
+class _TokenCounter:
+    """Reads token counts from one usage object, naming any that is not a count in `problems`."""
+
+    def __init__(self, source: Any, problems: list[str] | None) -> None:
+        self.source = source if isinstance(source, Mapping) else {}
+        self.problems = problems
+
+    def __call__(self, *keys: str) -> int:
+        for key in keys:
+            value = self.source.get(key)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e15:
+                if self.problems is not None:
+                    self.problems.append(f"usage.{key} is not a token count: {_describe(value)}")
+                return 0
+            return int(value)
+        return 0
+
+
+def openai_usage(usage: Mapping[str, Any], problems: list[str] | None = None) -> LlmUsage:
+    """OpenAI usage as LlmUsage: cached tokens move out of input, reasoning stays inside output.
+
+    `prompt_tokens_details.cached_tokens` and `completion_tokens_details.reasoning_tokens`; a
+    field that is not a token count reads as 0 and is named in `problems` when given.
+    """
+    cached = _TokenCounter(usage.get("prompt_tokens_details"), problems)("cached_tokens")
+    count = _TokenCounter(usage, problems)
+    return LlmUsage(
+        input_tokens=max(count("prompt_tokens") - cached, 0),
+        output_tokens=count("completion_tokens"),
+        cache_read_tokens=cached,
+        reasoning_tokens=_TokenCounter(usage.get("completion_tokens_details"), problems)("reasoning_tokens"),
+    )
 
 
 def _text_field(response: Mapping[str, Any], *keys: str) -> str | None:

@@ -7,7 +7,15 @@ from typing import Annotated, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from yiem.types import AbortSignal, AgentContext, AnyAssistantMessage, LlmModel
+from yiem.types import (
+    AbortSignal,
+    AgentContext,
+    AnyAssistantMessage,
+    AssistantMessage,
+    AssistantMessageToolCall,
+    LlmModel,
+    LlmUsage,
+)
 
 
 class GenerationOptions(BaseModel):
@@ -68,12 +76,64 @@ StreamEvent = Annotated[
 
 @runtime_checkable
 class LlmClient(Protocol):
-    """A provider. `stream` never raises: failures end it with `stop_reason` "error" or "aborted"."""
+    """A provider. `stream` never raises: failures end it with `stop_reason` "error" or "aborted".
+
+    `options` is keyword-only and optional: a client written as `stream(model, context, signal)`
+    works too, and the loop then sends it no options.
+    """
 
     def stream(
         self,
         model: LlmModel,
         context: AgentContext,
         signal: AbortSignal | None = None,
+        *,
         options: GenerationOptions | None = None,
     ) -> Iterator[StreamEvent]: ...
+
+
+# --- the end of a stream that did not finish ---------------------------------------------------
+
+
+def aborted_text(reason: str | None, what: str = "Aborted") -> str:
+    """`Aborted: <reason>`, or just `Aborted` when no reason was given."""
+    return f"{what}: {reason}" if reason else what
+
+
+def dropped_tool_calls_note(count: int) -> str:
+    """The sentence added to an error when half-streamed tool calls had to be dropped."""
+    if count <= 0:
+        return ""
+    if count == 1:
+        return "The unfinished tool call was dropped."
+    return f"The {count} unfinished tool calls were dropped."
+
+
+def unfinished_reply(
+    partial: AnyAssistantMessage | None, model: LlmModel, stop_reason: str, error: str
+) -> AssistantMessage:
+    """The final message of a stream cut short: the content so far kept, half-made tool calls dropped.
+
+    Tool calls without their whole arguments cannot run and would have no results, so they go,
+    and `error_message` says so.
+    """
+    dropped = len(partial.tool_calls) if isinstance(partial, AssistantMessageToolCall) else 0
+    note = dropped_tool_calls_note(dropped)
+    if note:
+        error = f"{error.rstrip('.')}. {note}"
+    return AssistantMessage(
+        content=[block.model_copy() for block in partial.content] if partial is not None else [],
+        api=partial.api if partial is not None and partial.api else model.api,
+        provider=partial.provider if partial is not None and partial.provider else model.provider,
+        model=partial.model if partial is not None and partial.model else model.id,
+        usage=partial.usage.model_copy() if partial is not None else LlmUsage(),
+        stop_reason=stop_reason,
+        error_message=error,
+    )
+
+
+def aborted_reply(
+    partial: AnyAssistantMessage | None, model: LlmModel, reason: str | None
+) -> AssistantMessage:
+    """The final message of an aborted stream, the same from every provider and from the loop."""
+    return unfinished_reply(partial, model, "aborted", aborted_text(reason))

@@ -33,7 +33,16 @@ from yiem.events import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from yiem.llm import GenerationOptions, LlmClient, StreamDone, StreamStart, ToolCallDelta
+from yiem.llm import (
+    GenerationOptions,
+    LlmClient,
+    StreamDone,
+    StreamStart,
+    ToolCallDelta,
+    aborted_reply,
+    aborted_text,
+    unfinished_reply,
+)
 from yiem.types import (
     AbortSignal,
     AfterToolCallContext,
@@ -42,11 +51,9 @@ from yiem.types import (
     AgentTool,
     AgentToolCall,
     AnyAssistantMessage,
-    AssistantMessage,
     AssistantMessageToolCall,
     BeforeToolCallContext,
     LlmModel,
-    LlmUsage,
     MessageContent,
     TextContent,
     ToolOutput,
@@ -113,11 +120,19 @@ def accepts_on_update(execute: Callable[..., Any]) -> bool:
 
 
 def _inspect_on_update(execute: Callable[..., Any]) -> bool:
+    return takes_keyword(execute, "on_update")
+
+
+def takes_keyword(function: Callable[..., Any], name: str) -> bool:
+    """Whether `function` can be called with the keyword argument `name`."""
     try:
-        parameters = inspect.signature(execute).parameters.values()
+        parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
         return False
-    return any(p.name == "on_update" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return any(
+        (p.name == name and p.kind in keyword) or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters
+    )
 
 
 # --- the three steps of a tool call ------------------------------------------------------------
@@ -308,7 +323,9 @@ class _LoopRun:
         self.model = model
         self.config = config
         self.signal = signal
-        self.options = GenerationOptions(temperature=config.temperature, max_tokens=config.max_tokens)
+        options = GenerationOptions(temperature=config.temperature, max_tokens=config.max_tokens)
+        # A client written to `stream(model, context, signal)` gets no options rather than a TypeError.
+        self.stream_options = {"options": options} if takes_keyword(llm.stream, "options") else {}
         self.threads = _ToolThreads()
 
     def events(self) -> Iterator[AgentEvent]:
@@ -333,7 +350,7 @@ class _LoopRun:
                 if self.signal.aborted or message.stop_reason == "aborted":
                     stop_reason = "aborted"
                     error = message.error_message if message.stop_reason == "aborted" else None
-                    error = error or _aborted_text(self.signal, "Aborted")
+                    error = error or aborted_text(self.signal.reason)
                     break
                 if message.stop_reason == "error":
                     stop_reason = "error"
@@ -363,7 +380,7 @@ class _LoopRun:
         announced = False
         stream: Iterator[Any] = iter(())
         try:
-            stream = self.llm.stream(self.model, self.context, self.signal, self.options)
+            stream = self.llm.stream(self.model, self.context, self.signal, **self.stream_options)
             for event in stream:
                 if isinstance(event, StreamDone):
                     final = event.message
@@ -381,8 +398,8 @@ class _LoopRun:
                     break
         except Exception as error:  # LlmClient.stream must not raise; one that does still ends the turn
             logger.exception("the LLM client raised")
-            final = self._reply_without_final(
-                partial, "error", f"The LLM client failed: {describe_exception(error)}"
+            final = unfinished_reply(
+                partial, self.model, "error", f"The LLM client failed: {describe_exception(error)}"
             )
         finally:
             close = getattr(stream, "close", None)
@@ -390,10 +407,10 @@ class _LoopRun:
                 close()
         if final is None:
             if self.signal.aborted:
-                final = self._reply_without_final(partial, "aborted", _aborted_text(self.signal, "Aborted"))
+                final = aborted_reply(partial, self.model, self.signal.reason)
             else:
-                final = self._reply_without_final(
-                    partial, "error", "The LLM stream ended without a final message"
+                final = unfinished_reply(
+                    partial, self.model, "error", "The LLM stream ended without a final message"
                 )
         if not announced:
             yield MessageStartEvent(message=final)
@@ -401,23 +418,9 @@ class _LoopRun:
         final.duration_ms = (finished - started) * 1000
         final.ttft_ms = None if first_delta is None else (first_delta - started) * 1000
         # An unknown price shows as "price unknown", never as $0, whatever the provider filled in.
-        final.cost = final.usage.cost(self.model.cost) if self.model.price_known else None
+        final.cost = self.model.cost_of(final.usage)
         yield MessageEndEvent(message=final)
         return final
-
-    def _reply_without_final(
-        self, partial: AnyAssistantMessage | None, stop: str, error: str
-    ) -> AssistantMessage:
-        # Half-streamed tool calls are dropped: they have no results and cannot be run.
-        return AssistantMessage(
-            content=list(partial.content) if partial is not None else [],
-            api=partial.api if partial is not None and partial.api else self.model.api,
-            provider=partial.provider if partial is not None and partial.provider else self.model.provider,
-            model=partial.model if partial is not None and partial.model else self.model.id,
-            usage=partial.usage if partial is not None else LlmUsage(),
-            stop_reason=stop,
-            error_message=error,
-        )
 
     # --- steps: prepare, execute, finalize every tool call --------------------------------------
 
@@ -429,7 +432,7 @@ class _LoopRun:
         if assistant.stop_reason in ("error", "aborted"):
             text = "Tool call not run: the assistant reply ended with an error"
             if assistant.stop_reason == "aborted" or self.signal.aborted:
-                text = _aborted_text(self.signal)
+                text = aborted_text(self.signal.reason, "Tool call aborted")
             for index, call in enumerate(calls):
                 results[index] = result = _result_message(call, error_output(text))
                 yield ToolExecutionEndEvent(tool_call=call, result=result, is_error=True, duration_ms=0.0)
@@ -504,7 +507,7 @@ class _LoopRun:
                     yield finish(index, output, job_or_none.started)
             if self.signal.aborted:
                 # Every call still running or never started gets exactly one `aborted` result.
-                text = _aborted_text(self.signal)
+                text = aborted_text(self.signal.reason, "Tool call aborted")
                 for index, job in running.items():
                     job.unlink()
                     yield finish(index, error_output(text), job.started)
@@ -566,7 +569,3 @@ def _tool_output_or_text(update: dict[str, Any]) -> Any:
         return ToolOutput.model_validate(update)
     except ValidationError:
         return update  # shown as JSON text
-
-
-def _aborted_text(signal: AbortSignal, what: str = "Tool call aborted") -> str:
-    return f"{what}: {signal.reason}" if signal.reason else what

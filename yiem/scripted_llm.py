@@ -17,6 +17,7 @@ from yiem.llm import (
     StreamStart,
     TextDelta,
     ToolCallDelta,
+    aborted_reply,
 )
 from yiem.types import (
     AbortSignal,
@@ -73,6 +74,7 @@ class ScriptedLlm:
         model: LlmModel,
         context: AgentContext,
         signal: AbortSignal | None = None,
+        *,
         options: GenerationOptions | None = None,
     ) -> Iterator[StreamEvent]:
         """Stream the next response; exactly one `StreamDone` at the end, never an exception."""
@@ -125,7 +127,7 @@ class ScriptedLlm:
             if self.delay:
                 (signal.wait if signal is not None else threading.Event().wait)(self.delay)
             if signal is not None and signal.aborted:
-                yield StreamDone(message=_aborted(partial, signal))
+                yield StreamDone(message=aborted_reply(partial, model, signal.reason))
                 return
             event = next(deltas, None)
             if event is None:
@@ -177,16 +179,3 @@ def _deltas(final: AnyAssistantMessage, partial: AnyAssistantMessage, size: int)
                 )
             partial.tool_calls[index] = call
     partial.usage = final.usage
-
-
-def _aborted(partial: AnyAssistantMessage, signal: AbortSignal) -> AssistantMessage:
-    """The final message of an aborted stream: the text so far, no half-made tool calls."""
-    return AssistantMessage(
-        content=list(partial.content),
-        api=partial.api,
-        provider=partial.provider,
-        model=partial.model,
-        usage=partial.usage,
-        stop_reason="aborted",
-        error_message=f"Aborted: {signal.reason}" if signal.reason else "Aborted",
-    )

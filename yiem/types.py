@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import logging
-import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -18,6 +16,9 @@ from pydantic import (
     field_validator,
 )
 from pydantic.alias_generators import to_camel
+
+# SP-022 lives in its own module; callers keep importing it from here.
+from yiem._abort import AbortSignal as AbortSignal
 
 
 def utc_now() -> datetime:
@@ -74,6 +75,11 @@ class ReasoningContent(SpecModel):
 
 
 MessageContent = Annotated[TextContent | ImageContent | ReasoningContent, Field(discriminator="type")]
+
+
+def content_text(content: Iterable[MessageContent]) -> str:
+    """The text blocks joined, reasoning and images left out: what `.text` of every message gives."""
+    return "".join(block.text for block in content if isinstance(block, TextContent))
 
 
 # --- SP-008 cost, usage ---------------------------------------------------------------------
@@ -168,6 +174,10 @@ class LlmModel(SpecModel):
     price_known: bool = False
     price_source: str = ""
 
+    def cost_of(self, usage: LlmUsage) -> UsageCost | None:
+        """What `usage` cost at this model's prices; None when the price is unknown (never $0)."""
+        return usage.cost(self.cost) if self.price_known else None
+
 
 # --- SP-005, SP-001..SP-004 messages ---------------------------------------------------------
 
@@ -190,6 +200,18 @@ class UserMessage(SpecModel):
 
     _utc = field_validator("timestamp")(_ensure_utc)
 
+    @classmethod
+    def from_text(cls, text: str, images: Iterable[ImageContent] = ()) -> UserMessage:
+        """A prompt of `text` (left out when empty) followed by `images`."""
+        content: list[MessageContent] = [TextContent(text=text)] if text else []
+        content.extend(images)
+        return cls(content=content)
+
+    @property
+    def text(self) -> str:
+        """The text blocks joined, images left out."""
+        return content_text(self.content)
+
 
 class _AssistantBase(SpecModel):
     role: Literal["assistant"] = "assistant"
@@ -211,7 +233,7 @@ class _AssistantBase(SpecModel):
     @property
     def text(self) -> str:
         """The text blocks joined, reasoning left out."""
-        return "".join(block.text for block in self.content if isinstance(block, TextContent))
+        return content_text(self.content)
 
 
 class AssistantMessage(_AssistantBase):
@@ -240,6 +262,11 @@ class ToolResultMessage(SpecModel):
 
     _utc = field_validator("timestamp")(_ensure_utc)
 
+    @property
+    def text(self) -> str:
+        """The text blocks joined, images left out."""
+        return content_text(self.content)
+
 
 def _message_tag(value: Any) -> str:
     role = value.get("role") if isinstance(value, dict) else getattr(value, "role", None)
@@ -264,64 +291,6 @@ AgentMessage = Annotated[
 """Any message of a conversation; assistant messages with `toolCalls` parse as SP-003."""
 
 AnyAssistantMessage = AssistantMessage | AssistantMessageToolCall
-
-
-# --- SP-022 abort ---------------------------------------------------------------------------
-
-
-class AbortSignal:
-    """SP-022: a thread-safe, one-way abort flag that code can poll, wait on or subscribe to."""
-
-    def __init__(self) -> None:
-        self._event = threading.Event()
-        self._lock = threading.Lock()
-        self._reason: str | None = None
-        self._callbacks: list[Callable[[str | None], None]] = []
-
-    @property
-    def aborted(self) -> bool:
-        return self._event.is_set()
-
-    @property
-    def reason(self) -> str | None:
-        return self._reason
-
-    def abort(self, reason: str | None = None) -> None:
-        """Set the flag once; later calls do nothing."""
-        with self._lock:
-            if self._event.is_set():
-                return
-            self._reason = reason
-            self._event.set()
-            callbacks, self._callbacks = self._callbacks, []
-        for callback in callbacks:
-            try:
-                callback(reason)
-            except Exception:
-                # A broken listener must not stop the abort reaching the others.
-                logging.getLogger(__name__).exception("abort callback failed")
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block until aborted or `timeout` seconds pass; True when aborted."""
-        return self._event.wait(timeout)
-
-    def on_abort(self, callback: Callable[[str | None], None]) -> Callable[[], None]:
-        """Call `callback(reason)` on abort (at once if already aborted); returns an unsubscribe function."""
-        with self._lock:
-            if not self._event.is_set():
-                self._callbacks.append(callback)
-
-                def unsubscribe() -> None:
-                    with self._lock:
-                        if callback in self._callbacks:
-                            self._callbacks.remove(callback)
-
-                return unsubscribe
-        callback(self._reason)
-        return lambda: None
-
-    def __repr__(self) -> str:
-        return f"AbortSignal(aborted={self.aborted}, reason={self._reason!r})"
 
 
 # --- tools ----------------------------------------------------------------------------------

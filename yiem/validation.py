@@ -16,12 +16,13 @@ from jsonschema import SchemaError, ValidationError
 from jsonschema.protocols import Validator
 from jsonschema.validators import validator_for
 
+from yiem.errors import YiemError
 from yiem.types import AgentTool, AgentToolCall
 
 logger = logging.getLogger(__name__)
 
 
-class ToolArgumentError(ValueError):
+class ToolArgumentError(YiemError, ValueError):
     """The arguments of a tool call do not fit the tool; `problems` has one line per problem."""
 
     def __init__(self, message: str, *, tool_name: str | None = None, problems: list[str] | None = None):

@@ -571,3 +571,25 @@ def test_loop_keeps_its_invariants_on_mutated_responses(data: st.DataObject) -> 
             assert [m.tool_call_id for m in following] == [c.id for c in message.tool_calls]
     if end.stop_reason in ("error", "max_turns"):
         assert end.error_message
+
+
+def test_a_client_written_to_stream_model_context_signal_works(
+    make_context: ContextFactory, core_model: LlmModel
+) -> None:
+    """`LlmClient.stream(model, context, signal)` is the interface; options are keyword-only extras."""
+
+    class ThreeArgumentLlm:
+        def __init__(self) -> None:
+            self.scripted = ScriptedLlm(["hello"])
+
+        def stream(self, model: LlmModel, context: AgentContext, signal: AbortSignal | None = None) -> Any:
+            return self.scripted.stream(model, context, signal)
+
+    events = _run(make_context(), ThreeArgumentLlm(), core_model, temperature=0.2)  # type: ignore[arg-type]
+    end = _end(events)
+    assert end.stop_reason == "end_turn" and end.error_message is None
+    assert end.messages[0].text == "hello"  # type: ignore[union-attr]
+    # A client that takes options still gets them, by keyword.
+    llm = ScriptedLlm(["hi"])
+    _run(make_context(), llm, core_model, temperature=0.2)
+    assert llm.requests[0].options == GenerationOptions(temperature=0.2)

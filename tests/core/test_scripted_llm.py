@@ -69,7 +69,7 @@ def test_streams_reasoning_and_tool_calls() -> None:
 def test_one_response_per_call_and_requests_are_recorded() -> None:
     llm = ScriptedLlm(["one", "two"])
     options = GenerationOptions(temperature=0.2)
-    first = list(llm.stream(MODEL, CONTEXT, None, options))[-1].message
+    first = list(llm.stream(MODEL, CONTEXT, None, options=options))[-1].message
     second = list(llm.stream(MODEL, CONTEXT))[-1].message
     assert (first.text, second.text) == ("one", "two")
     assert llm.requests[0].options == options

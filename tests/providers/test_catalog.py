@@ -14,7 +14,6 @@ from yiem.providers.catalog import (
     conversation_cost,
     get_model,
     known_model_ids,
-    message_cost,
 )
 from yiem.types import AssistantMessage, LlmUsage, ModelCost, UsageCost, UserMessage
 
@@ -158,7 +157,8 @@ def test_sp008_message_and_conversation_cost_sum() -> None:
     model = get_model("openai", "gpt-4o-mini")
     usage = LlmUsage(input_tokens=1_000_000, output_tokens=500_000, cache_read_tokens=200_000)
     first = AssistantMessage(usage=usage)
-    first.cost = message_cost(first, model)
+    first.cost = model.cost_of(usage)
+    assert first.cost is not None
     assert first.cost.input == pytest.approx(model.cost.input)
     assert first.cost.output == pytest.approx(model.cost.output / 2)
     assert first.cost.cache_read == pytest.approx(model.cost.cache_read / 5)

@@ -184,9 +184,31 @@ def test_abort_mid_stream_closes_the_connection(scripted_server: ScriptedServer)
             threading.Thread(target=signal.abort, args=("user pressed stop",)).start()
     message = events[-1].message  # type: ignore[union-attr]
     assert message.stop_reason == "aborted"
-    assert message.error_message == "Aborted: user pressed stop."
+    assert message.error_message == "Aborted: user pressed stop"
     assert message.text.startswith("tick tick")
     assert scripted_server.client_gone.wait(5)
+
+
+def test_abort_mid_tool_call_drops_it_and_says_so(scripted_server: ScriptedServer) -> None:
+    """The HTTP client ends an abort as the loop and the scripted model do (yiem.llm.aborted_reply)."""
+    fragment = {"index": 0, "id": "c1", "function": {"name": "add", "arguments": '{"a":'}}
+    scripted_server.script(
+        sse_reply(
+            [openai_chunk({"content": "Let me look"}), openai_chunk({"tool_calls": [fragment]})],
+            delay=0.02,
+            repeat_forever=True,
+        )
+    )
+    signal = AbortSignal()
+    events: list[StreamEvent] = []
+    for event in OpenAIChatClient(scripted_server.url + "/v1").stream(MODEL, _context(), signal):
+        events.append(event)
+        if event.type == "toolcall_delta" and not signal.aborted:
+            signal.abort("stop")
+    message = events[-1].message  # type: ignore[union-attr]
+    assert type(message) is AssistantMessage and message.stop_reason == "aborted"
+    assert message.error_message == "Aborted: stop. The unfinished tool call was dropped."
+    assert message.text == "Let me look"
 
 
 def test_abort_while_waiting_for_headers(scripted_server: ScriptedServer) -> None:

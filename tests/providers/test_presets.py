@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+import yiem.chat as chat
 from yiem.providers import (
     PRESETS,
     AnthropicClient,
@@ -13,6 +16,7 @@ from yiem.providers import (
     api_key_for,
     client_for,
     client_for_model,
+    configured_secret,
     get_preset,
 )
 from yiem.types import LlmModel
@@ -45,7 +49,22 @@ def test_keys_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None
     client = client_for("groq")
     assert isinstance(client, OpenAIChatClient)
     assert client.api_key == "gsk-1" and client.base_url == "https://api.groq.com/openai/v1"
-    assert api_key_for(get_preset("groq"), {}) is None
+    assert api_key_for(get_preset("groq"), lambda name: "") is None
+
+
+def test_keys_come_from_secrets_toml_when_the_environment_has_none(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """One secret lookup (environment, then .streamlit/secrets.toml) for the presets and the chat."""
+    monkeypatch.delenv("GROQ_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".streamlit").mkdir()
+    (tmp_path / ".streamlit" / "secrets.toml").write_text('GROQ_API_KEY = "gsk-from-file"\n')
+    assert api_key_for(get_preset("groq")) == "gsk-from-file"
+    assert client_for("groq").api_key == "gsk-from-file"
+    monkeypatch.setenv("GROQ_API_KEY", "gsk-from-env")
+    assert api_key_for(get_preset("groq")) == "gsk-from-env"
+    assert chat.configured_secret is configured_secret
 
 
 def test_missing_key_says_which_variable(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,7 +13,7 @@ from yiem.chat import LOCAL, ConnectionSettingsError, RunAgent, calls_tools, con
 from yiem.events import AgentEvent
 from yiem.llm import LlmClient
 from yiem.providers.catalog import get_model
-from yiem.types import AgentLoopConfig, AgentMessage, ImageContent, LlmModel, TextContent, UserMessage
+from yiem.types import AgentLoopConfig, AgentMessage, LlmModel, UserMessage
 
 OVERRIDE_KEY = "llm_override"
 """Tests put `(LlmClient, LlmModel)` here to chat with a scripted model instead of the settings'."""
@@ -96,8 +96,6 @@ def prepare() -> tuple[RunAgent, LlmModel, Agent]:
 
     def run_agent(history: list[AgentMessage], prompt: UserMessage) -> Iterator[AgentEvent]:
         agent.state.messages = list(history)
-        text = "".join(block.text for block in prompt.content if isinstance(block, TextContent))
-        images = [block for block in prompt.content if isinstance(block, ImageContent)]
-        return agent.prompt(text, images)
+        return agent.prompt(prompt)
 
     return run_agent, model, agent

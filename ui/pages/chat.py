@@ -222,7 +222,7 @@ def _edit_control(index: int, message: UserMessage) -> None:
             args=(EDIT_KEY, where),
         )
         return
-    text = "".join(block.text for block in message.content if isinstance(block, TextContent))
+    text = message.text
     new_text = st.text_area("Your message", value=text, key=f"edit-text-{where}")
     with st.container(horizontal=True):
         send = st.button("Send from here", key=f"edit-send-{where}", help="Later messages are replaced.")

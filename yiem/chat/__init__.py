@@ -21,15 +21,16 @@ from yiem.chat._settings import (
     KeyStatus,
     available_models,
     calls_tools,
-    configured_secret,
     connect,
     default_settings,
     key_status,
     register_server_secrets,
-    secrets_file_value,
     starting_base_url,
 )
 from yiem.chat._transcript import Transcript, TranscriptError, export_json, export_markdown, import_json
+
+# Re-exported: the one secret lookup lives with the providers, whose keys it finds.
+from yiem.providers import configured_secret, secrets_file_value
 
 __all__ = [
     "DEFAULT_MODELS",

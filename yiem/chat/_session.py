@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from yiem.chat._stopped_usage import estimate_stopped_usage
 from yiem.chat._transcript import Transcript
+from yiem.errors import YiemError
 from yiem.events import AgentEvent, MessageEndEvent
 from yiem.redaction import redact
 from yiem.store import Conversation, ConversationStore
@@ -15,7 +16,6 @@ from yiem.types import (
     AssistantMessageToolCall,
     ImageContent,
     LlmModel,
-    TextContent,
     ToolResultMessage,
     UserMessage,
 )
@@ -26,7 +26,7 @@ RunAgent = Callable[[list[AgentMessage], UserMessage], Iterator[AgentEvent]]
 """Runs the agent on a history and a new prompt; yields the loop's events (see `ChatSession.run`)."""
 
 
-class ChatSessionError(Exception):
+class ChatSessionError(YiemError):
     """A chat action cannot be done in the current state; the message says why."""
 
 
@@ -39,11 +39,7 @@ def title_from(text: str) -> str:
 def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
     """The user's prompt as a message: its text (any secret the server knows masked: it is shown, stored
     and sent to the model) and any attached images."""
-    content: list[TextContent | ImageContent] = []
-    if text:
-        content.append(TextContent(text=redact(text)))
-    content.extend(images)
-    return UserMessage(content=list(content))
+    return UserMessage.from_text(redact(text), images)
 
 
 class ChatSession:
@@ -94,7 +90,7 @@ class ChatSession:
         self, prompt: UserMessage, provider: str, model_id: str, system_prompt: str
     ) -> Conversation:
         if self.conversation is None:
-            text = "".join(block.text for block in prompt.content if isinstance(block, TextContent))
+            text = prompt.text
             self.conversation = self.store.create(
                 title=title_from(text or "Image"),
                 provider=provider,
@@ -197,10 +193,7 @@ class ChatSession:
 def _price(message: AssistantMessage | AssistantMessageToolCall, model: LlmModel) -> None:
     # A reply carries a cost only when its model has a known price: no cost reads "price unknown",
     # never "free".
-    if not model.price_known:
-        message.cost = None
-    elif message.cost is None:
-        message.cost = message.usage.cost(model.cost)
+    message.cost = model.cost_of(message.usage)
 
 
 def history_start(messages: Sequence[AgentMessage], limit: int) -> int:

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
+from yiem.errors import YiemError
 from yiem.llm import LlmClient
+from yiem.providers import configured_secret, secrets_files
 from yiem.redaction import add_secrets
 from yiem.types import LlmModel
 
@@ -41,7 +41,7 @@ def calls_tools(provider: str) -> bool:
     return provider != LOCAL
 
 
-class ConnectionSettingsError(Exception):
+class ConnectionSettingsError(YiemError):
     """The settings cannot reach a model (no key, no model, local model missing); says what to do."""
 
 
@@ -62,24 +62,6 @@ class ChatSettings(BaseModel):
     tool_execution: Literal["parallel", "sequential"] = "parallel"
 
 
-def secrets_file_value(name: str, root: Path | None = None) -> str:
-    """`name` from `.streamlit/secrets.toml` (project, then home), read without Streamlit."""
-    for folder in (root or Path.cwd(), Path.home()):
-        path = folder / ".streamlit" / "secrets.toml"
-        try:
-            found = tomllib.loads(path.read_text()).get(name)
-        except (OSError, tomllib.TOMLDecodeError):
-            continue
-        if isinstance(found, str) and found:
-            return found
-    return ""
-
-
-def configured_secret(name: str) -> str:
-    """A key from the environment, else from `.streamlit/secrets.toml`."""
-    return os.environ.get(name, "") or secrets_file_value(name)
-
-
 def register_server_secrets(
     secret: Callable[[str], str] = configured_secret, root: Path | None = None
 ) -> None:
@@ -88,11 +70,7 @@ def register_server_secrets(
     from yiem.providers.presets import PRESETS
 
     add_secrets(*(secret(preset.api_key_env) for preset in PRESETS.values() if preset.api_key_env))
-    for folder in (root or Path.cwd(), Path.home()):
-        try:
-            data = tomllib.loads((folder / ".streamlit" / "secrets.toml").read_text())
-        except (OSError, tomllib.TOMLDecodeError):
-            continue
+    for data in secrets_files(root):
         add_secrets(*_strings(data))
 
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 
+from yiem.errors import YiemError
 from yiem.explorer._schema_check import (
     SCHEMA_URI,
     SchemaFormError,
@@ -44,7 +45,7 @@ class FieldKind(StrEnum):
     JSON = "json"
 
 
-class FormValueError(ValueError):
+class FormValueError(YiemError, ValueError):
     """The filled form does not make valid arguments; `field_errors` maps each field to what is wrong."""
 
     def __init__(self, field_errors: Mapping[str, str]) -> None:
@@ -53,7 +54,7 @@ class FormValueError(ValueError):
         super().__init__(summary or "The arguments are not valid.")
 
 
-class RawJsonError(ValueError):
+class RawJsonError(YiemError, ValueError):
     """Text in the raw-JSON editor that is not a JSON object."""
 
 

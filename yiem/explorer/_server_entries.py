@@ -12,12 +12,14 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel
 
+from yiem.errors import YiemError
+
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$")
 
 
-class ServerFormError(ValueError):
+class ServerFormError(YiemError, ValueError):
     """A field of the add-server form that cannot be used; the message names it."""
 
 

@@ -6,6 +6,7 @@ Every client's `stream()` ends with one StreamDone whose `stop_reason` is one of
 
 from yiem.providers._http import DEFAULT_TIMEOUT, HttpLlmClient, ModelListError
 from yiem.providers._retry import RetryPolicy
+from yiem.providers._secrets import configured_secret, secrets_file_value, secrets_files
 from yiem.providers.anthropic import AnthropicClient, to_anthropic_messages, tool_to_anthropic
 from yiem.providers.openai_chat import OpenAIChatClient
 from yiem.providers.presets import (
@@ -18,7 +19,6 @@ from yiem.providers.presets import (
     client_for,
     client_for_model,
     configured_base_url,
-    environment_secret,
     get_preset,
     same_url,
     server_key,
@@ -40,9 +40,11 @@ __all__ = [
     "client_for",
     "client_for_model",
     "configured_base_url",
-    "environment_secret",
+    "configured_secret",
     "get_preset",
     "same_url",
+    "secrets_file_value",
+    "secrets_files",
     "server_key",
     "to_anthropic_messages",
     "tool_to_anthropic",

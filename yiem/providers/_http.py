@@ -14,6 +14,7 @@ from typing import Any, Self
 import httpx
 from httpx_sse import ServerSentEvent, SSEError
 
+from yiem.errors import YiemError
 from yiem.limits import ResponseLimits, ResponseTooLargeError, read_capped
 from yiem.llm import GenerationOptions, StreamDone, StreamEvent, StreamStart
 from yiem.providers._abortable import AbortableClient
@@ -28,11 +29,11 @@ DEFAULT_TIMEOUT = httpx.Timeout(connect=10.0, read=120.0, write=30.0, pool=10.0)
 _ERROR_BODY_LIMIT = 64_000
 
 
-class ProviderStreamError(Exception):
+class ProviderStreamError(YiemError):
     """Internal: the provider reported a failure inside a successful response."""
 
 
-class ModelListError(RuntimeError):
+class ModelListError(YiemError, RuntimeError):
     """The server's model list could not be fetched or read; the message says why."""
 
 
@@ -162,6 +163,7 @@ class HttpLlmClient(ABC):
         model: LlmModel,
         context: AgentContext,
         signal: AbortSignal | None = None,
+        *,
         options: GenerationOptions | None = None,
     ) -> Iterator[StreamEvent]:
         """Stream one completion: a start, deltas, and exactly one StreamDone. Never raises."""
@@ -191,11 +193,12 @@ class HttpLlmClient(ABC):
         model: LlmModel,
         context: AgentContext,
         signal: AbortSignal | None = None,
+        *,
         options: GenerationOptions | None = None,
     ) -> AnyAssistantMessage:
         """Run `stream()` to the end and return the final message."""
         final: AnyAssistantMessage | None = None
-        for event in self.stream(model, context, signal, options):
+        for event in self.stream(model, context, signal, options=options):
             if event.type == "done":
                 final = event.message
         assert final is not None  # stream() always ends with StreamDone
@@ -452,5 +455,4 @@ class HttpLlmClient(ABC):
 
     @staticmethod
     def _aborted(builder: MessageBuilder, signal: AbortSignal) -> StreamEvent:
-        reason = f": {signal.reason}" if signal.reason else ""
-        return builder.finish(error=f"Aborted{reason}.", stop_reason="aborted")
+        return builder.aborted(signal.reason)

@@ -7,7 +7,14 @@ import time
 import uuid
 from typing import Any
 
-from yiem.llm import ReasoningDelta, StreamDone, TextDelta, ToolCallDelta
+from yiem.llm import (
+    ReasoningDelta,
+    StreamDone,
+    TextDelta,
+    ToolCallDelta,
+    aborted_reply,
+    dropped_tool_calls_note,
+)
 from yiem.types import (
     AgentToolCall,
     AnyAssistantMessage,
@@ -119,7 +126,6 @@ class MessageBuilder:
 
     def finish(self, error: str | None = None, stop_reason: str | None = None) -> StreamDone:
         """The final message: tool calls parsed strictly; an error keeps the partial text and says so."""
-        ended = time.perf_counter()
         content = self._content()
         error, tool_calls = self._final_tool_calls(error)
         if stop_reason is None and error:
@@ -136,10 +142,8 @@ class MessageBuilder:
             "usage": self.usage,
             "stop_reason": reason,
             "error_message": error,
-            # No price, no cost: "unknown" must not read as "free".
-            "cost": self.usage.cost(self.model.cost) if self.model.price_known else None,
-            "duration_ms": (ended - self.started) * 1000,
-            "ttft_ms": None if self.first_token_at is None else (self.first_token_at - self.started) * 1000,
+            "cost": self.model.cost_of(self.usage),
+            **self._timings(),
         }
         message: AnyAssistantMessage
         if tool_calls and not error:
@@ -147,6 +151,20 @@ class MessageBuilder:
         else:
             message = AssistantMessage(**fields)
         return StreamDone(message=message)
+
+    def aborted(self, reason: str | None) -> StreamDone:
+        """The final message after an abort: the one the loop and the scripted model build too."""
+        message = aborted_reply(self.partial, self.model, reason)
+        update = {"model": self.model_id, "usage": self.usage, "cost": self.model.cost_of(self.usage)}
+        return StreamDone(message=message.model_copy(update={**update, **self._timings()}))
+
+    def _timings(self) -> dict[str, float | None]:
+        ended = time.perf_counter()
+        first = self.first_token_at
+        return {
+            "duration_ms": (ended - self.started) * 1000,
+            "ttft_ms": None if first is None else (first - self.started) * 1000,
+        }
 
     def _content(self) -> list[Any]:
         blocks: list[Any] = []
@@ -178,7 +196,7 @@ class MessageBuilder:
             call_id = pending.id or f"call_{uuid.uuid4().hex[:24]}"
             calls.append(AgentToolCall(id=call_id, name=pending.name, arguments=arguments))
         if error and self._tool_calls:
-            error += f" The unfinished tool call{'s' if len(self._tool_calls) > 1 else ''} were dropped."
+            error = f"{error.rstrip('.')}. {dropped_tool_calls_note(len(self._tool_calls))}"
         elif problems and not error:
             error = "The model sent a tool call yiem cannot use: " + "; ".join(problems) + "."
         return error, calls

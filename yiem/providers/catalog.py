@@ -21,8 +21,9 @@ from genai_prices import data_snapshot
 from genai_prices.types import TieredPrices
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from yiem.errors import YiemError
 from yiem.providers.presets import PRESETS
-from yiem.types import AgentMessage, AnyAssistantMessage, Api, LlmModel, ModelCost, UsageCost
+from yiem.types import AgentMessage, Api, LlmModel, ModelCost, UsageCost
 
 MODELS_FILE_ENV = "YIEM_MODELS_FILE"
 GENAI_PRICES_VERSION = version("genai-prices")
@@ -35,7 +36,7 @@ _IMAGE_MODELS = re.compile(
 )
 
 
-class ModelsFileError(ValueError):
+class ModelsFileError(YiemError, ValueError):
     """The models file cannot be read; the message names the file and the problem."""
 
 
@@ -216,11 +217,6 @@ def known_model_ids(provider: str, models_file: Path | None = None) -> list[str]
     overrides, _ = user_overrides(models_file)
     ids += [model_id for (name, model_id) in overrides if name == provider and model_id not in ids]
     return ids
-
-
-def message_cost(message: AnyAssistantMessage, model: LlmModel) -> UsageCost:
-    """What one assistant message cost at `model`'s prices (zeros when the price is unknown)."""
-    return message.usage.cost(model.cost)
 
 
 def conversation_cost(messages: Iterable[AgentMessage]) -> UsageCost:

@@ -26,6 +26,7 @@ from typing import IO
 
 import httpx
 
+from yiem.errors import YiemError
 from yiem.types import LlmModel, ModelCost
 
 # Keep in step with scripts/setup_llama.sh: the cache layout is shared.
@@ -37,7 +38,7 @@ QWEN25_TEMPLATE = "Qwen-Qwen2.5-7B-Instruct.jinja"
 _SETUP_HINT = "run `make run` (or `scripts/setup_llama.sh`) once to build it"
 
 
-class LocalLlmError(RuntimeError):
+class LocalLlmError(YiemError, RuntimeError):
     """The embedded model server could not be found or started."""
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 from httpx_sse import ServerSentEvent
 
+from yiem.extract import openai_usage
 from yiem.limits import ResponseLimits
 from yiem.llm import GenerationOptions, StreamEvent
 from yiem.openai_format import to_openai_messages, tools_to_openai
@@ -22,7 +23,7 @@ from yiem.providers._http import (
 from yiem.providers._json_fields import count, name, obj, text
 from yiem.providers._message_builder import MessageBuilder
 from yiem.providers._retry import RetryPolicy
-from yiem.types import AgentContext, LlmModel, LlmUsage
+from yiem.types import AgentContext, LlmModel
 
 # finish_reason → stop_reason; `content_filter` is an error with its own message.
 _STOP_REASONS = {
@@ -31,19 +32,6 @@ _STOP_REASONS = {
     "tool_calls": "tool_calls",
     "function_call": "tool_calls",
 }
-
-
-def openai_usage(usage: dict[str, Any]) -> LlmUsage:
-    """OpenAI usage → LlmUsage: cached tokens move out of input, reasoning stays inside output."""
-    prompt = count(usage.get("prompt_tokens")) or 0
-    cached = count(obj(usage.get("prompt_tokens_details")).get("cached_tokens")) or 0
-    reasoning = count(obj(usage.get("completion_tokens_details")).get("reasoning_tokens")) or 0
-    return LlmUsage(
-        input_tokens=max(prompt - cached, 0),
-        output_tokens=count(usage.get("completion_tokens")) or 0,
-        cache_read_tokens=cached,
-        reasoning_tokens=reasoning,
-    )
 
 
 class OpenAIChatClient(HttpLlmClient):

@@ -2,28 +2,29 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
+from yiem.errors import YiemError
 from yiem.providers._http import HttpLlmClient
+from yiem.providers._secrets import configured_secret
 from yiem.providers.anthropic import AnthropicClient
 from yiem.providers.openai_chat import OpenAIChatClient
 from yiem.redaction import add_secrets
 from yiem.types import Api, LlmModel
 
 
-class UnknownProviderError(KeyError):
+class UnknownProviderError(YiemError, KeyError):
     """No preset has this name."""
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else "unknown provider"
 
 
-class MissingApiKeyError(RuntimeError):
+class MissingApiKeyError(YiemError, RuntimeError):
     """A provider that needs a key has none configured."""
 
 
@@ -140,15 +141,9 @@ SecretLookup = Callable[[str], str | None]
 """Reads one setting configured on the server (a key, a base URL) by its variable name; "" or None: unset."""
 
 
-def environment_secret(name: str) -> str | None:
-    """`name` from this process's environment."""
-    return os.environ.get(name) or None
-
-
-def api_key_for(preset: ProviderPreset, environ: Mapping[str, str] | None = None) -> str | None:
-    """The key from the preset's environment variable, if set."""
-    env = os.environ if environ is None else environ
-    return env.get(preset.api_key_env) or None if preset.api_key_env else None
+def api_key_for(preset: ProviderPreset, secret: SecretLookup = configured_secret) -> str | None:
+    """The preset's configured key (environment, then `.streamlit/secrets.toml`), if there is one."""
+    return (secret(preset.api_key_env) or None) if preset.api_key_env else None
 
 
 def base_url_variable(preset: ProviderPreset) -> str | None:
@@ -158,7 +153,7 @@ def base_url_variable(preset: ProviderPreset) -> str | None:
     return preset.api_key_env.removesuffix("_API_KEY") + "_BASE_URL"
 
 
-def configured_base_url(preset: ProviderPreset, secret: SecretLookup = environment_secret) -> str:
+def configured_base_url(preset: ProviderPreset, secret: SecretLookup = configured_secret) -> str:
     """The base URL the server's key for `preset` belongs to: `<NAME>_BASE_URL`, else the preset's."""
     variable = base_url_variable(preset)
     return ((secret(variable) or "") if variable else "").strip() or preset.base_url
@@ -177,7 +172,7 @@ def same_url(first: str | None, second: str | None) -> bool:
 
 
 def server_key(
-    preset: ProviderPreset, base_url: str | None, secret: SecretLookup = environment_secret
+    preset: ProviderPreset, base_url: str | None, secret: SecretLookup = configured_secret
 ) -> str | None:
     """The key configured on the server for `preset`, and only when `base_url` is the URL it was
     configured for (None: that URL): a server's key is never sent anywhere else."""
@@ -196,7 +191,7 @@ def client_for(
     api_key: str | None = None,
     base_url: str | None = None,
     *,
-    secret: SecretLookup = environment_secret,
+    secret: SecretLookup = configured_secret,
     **kwargs: Any,
 ) -> HttpLlmClient:
     """A client for a preset. Without `api_key` it takes the server's key (`secret`), which goes only to

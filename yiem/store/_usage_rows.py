@@ -17,8 +17,8 @@ def usage_row(
     """The usage table's row for one assistant message (`estimated`: its tokens are an estimate)."""
     tokens = message.usage
     cost = message.cost
-    if cost is None and model is not None and model.price_known:
-        cost = tokens.cost(model.cost)
+    if cost is None and model is not None:
+        cost = model.cost_of(tokens)
     row: dict[str, Any] = {
         "created_ms": int(message.timestamp.timestamp() * 1000),
         "conversation_id": conversation_id,
