@@ -1,25 +1,29 @@
 """The agent loop: stream an assistant reply, run the tool calls it asks for, repeat.
 
 Each tool call goes through three named steps, as in pi-mono's agent loop:
-`prepare_tool_call` (look up, validate, `before_tool_call`), `execute_tool_call` (run the tool in a
-worker thread) and `finalize_tool_call` (`after_tool_call`). Hooks run in the caller's thread, tools
-in daemon threads, so a tool that hangs past its timeout is left behind and never blocks the loop.
+`prepare_tool_call` (look up, validate, `before_tool_call`), `execute_tool_call` (run the tool)
+and `finalize_tool_call` (`after_tool_call`). `yiem._tool_runner` schedules them: tools in worker
+threads with a timeout each, hooks in the caller's thread.
 """
 
 from __future__ import annotations
 
-import inspect
-import json
 import logging
-import queue
-import threading
-from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass
+from collections.abc import Generator, Iterator
 from time import perf_counter
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
-
+from yiem._tool_runner import (
+    OnUpdate,
+    PreparedToolCall,
+    ToolBatch,
+    ToolThreads,
+    accepts_on_update,
+    describe_exception,
+    error_output,
+    takes_keyword,
+    to_tool_output,
+)
 from yiem.events import (
     AgentEndEvent,
     AgentEvent,
@@ -27,9 +31,6 @@ from yiem.events import (
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
-    ToolExecutionEndEvent,
-    ToolExecutionStartEvent,
-    ToolExecutionUpdateEvent,
     TurnEndEvent,
     TurnStartEvent,
 )
@@ -48,14 +49,11 @@ from yiem.types import (
     AfterToolCallContext,
     AgentContext,
     AgentLoopConfig,
-    AgentTool,
     AgentToolCall,
     AnyAssistantMessage,
     AssistantMessageToolCall,
     BeforeToolCallContext,
     LlmModel,
-    MessageContent,
-    TextContent,
     ToolOutput,
     ToolResultMessage,
 )
@@ -64,87 +62,9 @@ from yiem.validation import ToolArgumentError, validate_tool_arguments
 logger = logging.getLogger(__name__)
 
 _UPDATE_KINDS = {"text_delta": "text", "reasoning_delta": "reasoning", "toolcall_delta": "toolcall"}
-_content_list: TypeAdapter[list[MessageContent]] = TypeAdapter(list[MessageContent])
-
-OnUpdate = Callable[..., None]
-"""`on_update(update=None, *, progress=None, total=None, message=None)`, passed to tools that accept it."""
-
-
-def error_output(text: str) -> ToolOutput:
-    """An error result with `text` as its content."""
-    return ToolOutput(content=[TextContent(text=text)], is_error=True)
-
-
-def describe_exception(exc: BaseException) -> str:
-    """The exception's message, or its class name when it has none."""
-    text = str(exc)
-    return text if text else type(exc).__name__
-
-
-def to_tool_output(result: Any) -> ToolOutput:
-    """What a tool returned (string, content blocks, ToolOutput, None, other JSON) as a ToolOutput."""
-    if isinstance(result, ToolOutput):
-        return result
-    if isinstance(result, str):
-        return ToolOutput(content=[TextContent(text=result)])
-    if result is None:
-        return ToolOutput()
-    if isinstance(result, list):
-        items = [TextContent(text=item) if isinstance(item, str) else item for item in result]
-        try:
-            return ToolOutput(content=_content_list.validate_python(items))
-        except ValidationError:
-            pass  # not content blocks after all: shown as JSON below
-    try:
-        text = json.dumps(result, default=str, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(result)
-    return ToolOutput(content=[TextContent(text=text)])
-
-
-_on_update_cache: dict[Any, bool] = {}
-
-
-def accepts_on_update(execute: Callable[..., Any]) -> bool:
-    """Whether `execute` takes an `on_update` keyword (checked once per callable)."""
-    try:
-        return _on_update_cache[execute]
-    except KeyError:
-        pass
-    except TypeError:  # unhashable callable: inspect every time
-        return _inspect_on_update(execute)
-    if len(_on_update_cache) > 4096:
-        _on_update_cache.clear()
-    accepts = _on_update_cache[execute] = _inspect_on_update(execute)
-    return accepts
-
-
-def _inspect_on_update(execute: Callable[..., Any]) -> bool:
-    return takes_keyword(execute, "on_update")
-
-
-def takes_keyword(function: Callable[..., Any], name: str) -> bool:
-    """Whether `function` can be called with the keyword argument `name`."""
-    try:
-        parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return any(
-        (p.name == name and p.kind in keyword) or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters
-    )
 
 
 # --- the three steps of a tool call ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PreparedToolCall:
-    """A tool call that passed lookup, validation and `before_tool_call`."""
-
-    call: AgentToolCall
-    tool: AgentTool
-    args: dict[str, Any]
 
 
 def prepare_tool_call(
@@ -225,70 +145,6 @@ def finalize_tool_call(
     )
 
 
-def _result_message(call: AgentToolCall, output: ToolOutput) -> ToolResultMessage:
-    return ToolResultMessage(
-        tool_call_id=call.id,
-        tool_name=call.name,
-        content=output.content,
-        details=output.details,
-        is_error=output.is_error,
-    )
-
-
-# --- worker threads ---------------------------------------------------------------------------
-
-
-class _ToolThreads:
-    """Daemon threads reused across the turns of one run; a stuck tool is left behind, never joined."""
-
-    def __init__(self) -> None:
-        self._tasks: queue.SimpleQueue[tuple[Callable[[], Any], Callable[[Any], None]] | None] = (
-            queue.SimpleQueue()
-        )
-        self._lock = threading.Lock()
-        self._idle = 0
-        self._count = 0
-
-    def submit(self, work: Callable[[], Any], deliver: Callable[[Any], None]) -> None:
-        """Run `work()` in a worker thread, then `deliver(its result)`."""
-        with self._lock:
-            spawn = self._idle == 0
-            if spawn:
-                self._count += 1
-            else:
-                self._idle -= 1
-        self._tasks.put((work, deliver))
-        if spawn:
-            threading.Thread(target=self._work, name="yiem-tool", daemon=True).start()
-
-    def _work(self) -> None:
-        while (task := self._tasks.get()) is not None:
-            work, deliver = task
-            result = work()
-            # Idle before delivering: the loop may submit the next call the moment it hears back.
-            with self._lock:
-                self._idle += 1
-            deliver(result)
-
-    def close(self) -> None:
-        with self._lock:
-            count, self._count, self._idle = self._count, 0, 0
-        for _ in range(count):
-            self._tasks.put(None)
-
-
-@dataclass
-class _Running:
-    prepared: PreparedToolCall
-    signal: AbortSignal
-    unlink: Callable[[], None]
-    started: float
-    deadline: float
-
-
-_ABORTED = ("aborted", -1, None)
-
-
 # --- the loop ---------------------------------------------------------------------------------
 
 
@@ -326,7 +182,7 @@ class _LoopRun:
         options = GenerationOptions(temperature=config.temperature, max_tokens=config.max_tokens)
         # A client written to `stream(model, context, signal)` gets no options rather than a TypeError.
         self.stream_options = {"options": options} if takes_keyword(llm.stream, "options") else {}
-        self.threads = _ToolThreads()
+        self.threads = ToolThreads()
 
     def events(self) -> Iterator[AgentEvent]:
         yield AgentStartEvent()
@@ -427,145 +283,29 @@ class _LoopRun:
     def _run_tool_calls(
         self, assistant: AssistantMessageToolCall
     ) -> Generator[AgentEvent, None, list[ToolResultMessage]]:
-        calls = assistant.tool_calls
-        results: list[ToolResultMessage | None] = [None] * len(calls)
+        batch = ToolBatch(
+            assistant.tool_calls,
+            self.threads,
+            self.signal,
+            parallel=self.config.tool_execution == "parallel",
+            timeout=self.config.tool_timeout,
+        )
         if assistant.stop_reason in ("error", "aborted"):
+            # The reply did not end well: its calls are answered, never run.
             text = "Tool call not run: the assistant reply ended with an error"
             if assistant.stop_reason == "aborted" or self.signal.aborted:
                 text = aborted_text(self.signal.reason, "Tool call aborted")
-            for index, call in enumerate(calls):
-                results[index] = result = _result_message(call, error_output(text))
-                yield ToolExecutionEndEvent(tool_call=call, result=result, is_error=True, duration_ms=0.0)
+            yield from batch.skip_all(text)
+            results = [result for result in batch.results if result is not None]
         else:
-            yield from self._execute_all(assistant, results)
-        finished = [result for result in results if result is not None]
-        for result in finished:
+            results = yield from batch.run(
+                prepare=lambda call: prepare_tool_call(call, assistant, self.context, self.config),
+                execute=execute_tool_call,
+                finalize=lambda prepared, output: finalize_tool_call(
+                    prepared, output, assistant, self.context, self.config
+                ),
+            )
+        for result in results:
             yield MessageStartEvent(message=result)
             yield MessageEndEvent(message=result)
-        return finished
-
-    def _execute_all(
-        self, assistant: AssistantMessageToolCall, results: list[ToolResultMessage | None]
-    ) -> Iterator[AgentEvent]:
-        calls = assistant.tool_calls
-        parallel = self.config.tool_execution == "parallel"
-        inbox: queue.SimpleQueue[tuple[str, int, Any]] = queue.SimpleQueue()
-        unsubscribe = self.signal.on_abort(lambda _reason: inbox.put(_ABORTED))
-        running: dict[int, _Running] = {}
-        next_index = 0
-
-        def finish(index: int, output: ToolOutput, started: float) -> ToolExecutionEndEvent:
-            results[index] = message = _result_message(calls[index], output)
-            return ToolExecutionEndEvent(
-                tool_call=calls[index],
-                result=message,
-                is_error=output.is_error,
-                duration_ms=(perf_counter() - started) * 1000,
-            )
-
-        try:
-            while next_index < len(calls) or running:
-                while next_index < len(calls) and (parallel or not running) and not self.signal.aborted:
-                    index, call = next_index, calls[next_index]
-                    next_index += 1
-                    started = perf_counter()
-                    prepared = prepare_tool_call(call, assistant, self.context, self.config)
-                    if isinstance(prepared, ToolOutput):
-                        yield finish(index, prepared, started)
-                        continue
-                    running[index] = self._start(index, prepared, inbox)
-                    yield ToolExecutionStartEvent(tool_call=call, args=prepared.args)
-                if self.signal.aborted:
-                    break
-                if not running:
-                    continue
-                soonest = min(job.deadline for job in running.values())
-                try:
-                    kind, index, payload = inbox.get(timeout=max(soonest - perf_counter(), 0.0))
-                except queue.Empty:
-                    now = perf_counter()
-                    for index, job in list(running.items()):
-                        if job.deadline <= now:
-                            del running[index]
-                            job.signal.abort("timeout")
-                            job.unlink()
-                            limit = self.config.tool_timeout
-                            text = f"Tool {job.prepared.call.name} timed out after {limit:g} s"
-                            yield finish(index, error_output(text), job.started)
-                    continue
-                job_or_none = running.get(index)
-                if job_or_none is None:
-                    continue  # aborted marker, or news from a call that already timed out
-                if kind == "update":
-                    yield _update_event(calls[index], payload)
-                elif kind == "done":
-                    del running[index]
-                    job_or_none.unlink()
-                    output = finalize_tool_call(
-                        job_or_none.prepared, payload, assistant, self.context, self.config
-                    )
-                    yield finish(index, output, job_or_none.started)
-            if self.signal.aborted:
-                # Every call still running or never started gets exactly one `aborted` result.
-                text = aborted_text(self.signal.reason, "Tool call aborted")
-                for index, job in running.items():
-                    job.unlink()
-                    yield finish(index, error_output(text), job.started)
-                running.clear()
-                for index in range(len(calls)):
-                    if results[index] is None:
-                        yield finish(index, error_output(text), perf_counter())
-        finally:
-            unsubscribe()
-            for job in running.values():  # the consumer stopped early: tell the tools to stop too
-                job.signal.abort("the agent loop was closed")
-                job.unlink()
-
-    def _start(
-        self, index: int, prepared: PreparedToolCall, inbox: queue.SimpleQueue[tuple[str, int, Any]]
-    ) -> _Running:
-        # Each call gets its own signal: a timeout stops only that tool, an abort stops them all.
-        call_signal = AbortSignal()
-        unlink = self.signal.on_abort(call_signal.abort)
-
-        def on_update(
-            update: Any = None,
-            *,
-            progress: float | None = None,
-            total: float | None = None,
-            message: str | None = None,
-        ) -> None:
-            inbox.put(("update", index, (update, progress, total, message)))
-
-        started = perf_counter()
-        self.threads.submit(
-            lambda: execute_tool_call(prepared, call_signal, on_update),
-            lambda output: inbox.put(("done", index, output)),
-        )
-        return _Running(prepared, call_signal, unlink, started, started + self.config.tool_timeout)
-
-
-def _update_event(
-    call: AgentToolCall, payload: tuple[Any, float | None, float | None, str | None]
-) -> AgentEvent:
-    update, progress, total, message = payload
-    if isinstance(update, dict):
-        if {"content", "details", "is_error"} & update.keys():
-            update = _tool_output_or_text(update)
-        else:
-            # Progress information as a dict, as MCP progress notifications carry it.
-            progress = update.get("progress", progress)
-            total = update.get("total", total)
-            message = update.get("message", message)
-            update = None
-    partial = ToolOutput() if update is None else to_tool_output(update)
-    return ToolExecutionUpdateEvent(
-        tool_call=call, partial_result=partial, progress=progress, total=total, message=message
-    )
-
-
-def _tool_output_or_text(update: dict[str, Any]) -> Any:
-    try:
-        return ToolOutput.model_validate(update)
-    except ValidationError:
-        return update  # shown as JSON text
+        return results
