@@ -7,6 +7,7 @@ timeout is left behind and never blocks the loop.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import queue
@@ -30,7 +31,11 @@ from yiem.types import (
     ToolResultMessage,
 )
 
-_content_list: TypeAdapter[list[MessageContent]] = TypeAdapter(list[MessageContent])
+
+@functools.cache
+def _content_list() -> TypeAdapter[list[MessageContent]]:
+    return TypeAdapter(list[MessageContent])  # built on first use: it costs start-up time
+
 
 OnUpdate = Callable[..., None]
 """`on_update(update=None, *, progress=None, total=None, message=None)`, passed to tools that accept it."""
@@ -61,7 +66,7 @@ def to_tool_output(result: Any) -> ToolOutput:
     if isinstance(result, list):
         items = [TextContent(text=item) if isinstance(item, str) else item for item in result]
         try:
-            return ToolOutput(content=_content_list.validate_python(items))
+            return ToolOutput(content=_content_list().validate_python(items))
         except ValidationError:
             pass  # not content blocks after all: shown as JSON below
     try:

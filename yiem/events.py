@@ -1,7 +1,5 @@
 """The events the agent loop yields; each carries what a UI needs to redraw."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -10,7 +8,8 @@ from yiem.types import AgentMessage, AgentToolCall, AnyAssistantMessage, ToolOut
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    # Built on first use, not at `import yiem`: a program that never runs the loop never pays for them.
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
 
 class AgentStartEvent(_Event):

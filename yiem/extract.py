@@ -124,8 +124,10 @@ class _Reader:
 
     # --- tool calls ------------------------------------------------------------------------
 
-    def add_tool_calls(self, calls: Any, where: str) -> None:
+    def add_tool_calls(self, calls: Any, where: str, *, null_ok: bool = False) -> None:
         if calls is None:
+            if not null_ok:
+                self.problems.append(f"{where} is null where a list of tool calls was expected")
             return
         if not isinstance(calls, list):
             self.problems.append(f"{where} is not a list: {_describe(calls)}")
@@ -254,12 +256,17 @@ def _read(response: Mapping[str, Any], reader: _Reader) -> str | None:
             reader.problems.append(f"message has an unknown shape: {_describe(message)}")
             return stop
         stop = _text_field(message, "stop_reason", "stopReason", "finish_reason") or stop
+    # A nested message is OpenAI's shape, where `content: null` (beside tool calls) and
+    # `tool_calls: null` are normal; SP-018's top level expects lists, so a null there is reported.
+    nested = message is not response
     reader.add_reasoning(message.get("reasoning_content", message.get("reasoning")), "reasoning_content")
     if "content" in message:
+        if message["content"] is None and not nested:
+            reader.problems.append("content is null where a list of content blocks was expected")
         reader.add_content(message["content"], "content")
     for key in ("tool_calls", "toolCalls"):
         if key in message:
-            reader.add_tool_calls(message[key], key)
+            reader.add_tool_calls(message[key], key, null_ok=nested)
     known = ("message", "choices", "content", "tool_calls", "toolCalls")
     if not any(key in response for key in known) and not any(key in message for key in known):
         reader.problems.append("the response has no message, content or tool calls")

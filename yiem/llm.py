@@ -1,7 +1,5 @@
 """The interface every provider implements, and the events its stream yields."""
 
-from __future__ import annotations
-
 from collections.abc import Iterator
 from typing import Annotated, Literal, Protocol, runtime_checkable
 
@@ -21,12 +19,14 @@ from yiem.types import (
 class GenerationOptions(BaseModel):
     """Per-request knobs; None leaves the provider's default."""
 
+    model_config = ConfigDict(defer_build=True)
+
     temperature: float | None = None
     max_tokens: int | None = None
 
 
 class _StreamEventBase(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     # The message as built so far; the same object may be updated in place between events.
     partial: AnyAssistantMessage
@@ -64,6 +64,8 @@ class ToolCallDelta(_StreamEventBase):
 
 class StreamDone(BaseModel):
     """The final message: always exactly one per stream, also after errors and aborts."""
+
+    model_config = ConfigDict(defer_build=True)
 
     type: Literal["done"] = "done"
     message: AnyAssistantMessage

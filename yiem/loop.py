@@ -11,7 +11,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Generator, Iterator
 from time import perf_counter
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
 
 from yiem._tool_runner import (
     OnUpdate,
@@ -21,6 +23,7 @@ from yiem._tool_runner import (
     accepts_on_update,
     describe_exception,
     error_output,
+    result_message,
     takes_keyword,
     to_tool_output,
 )
@@ -47,12 +50,14 @@ from yiem.llm import (
 from yiem.types import (
     AbortSignal,
     AfterToolCallContext,
+    AfterToolCallResult,
     AgentContext,
     AgentLoopConfig,
     AgentToolCall,
     AnyAssistantMessage,
     AssistantMessageToolCall,
     BeforeToolCallContext,
+    BeforeToolCallResult,
     LlmModel,
     ToolOutput,
     ToolResultMessage,
@@ -86,12 +91,15 @@ def prepare_tool_call(
         return error_output(f"Validating the arguments of {call.name} failed: {describe_exception(error)}")
     if config.before_tool_call is not None:
         try:
-            verdict = config.before_tool_call(
+            answer: Any = config.before_tool_call(
                 BeforeToolCallContext(assistant_message=assistant, tool_call=call, args=args, context=context)
             )
         except Exception as error:
             logger.exception("before_tool_call failed for %s", call.name)
             return error_output(f"before_tool_call failed: {describe_exception(error)}")
+        verdict = _hook_result(answer, BeforeToolCallResult, "before_tool_call")
+        if isinstance(verdict, ToolOutput):
+            return verdict
         if verdict is not None and verdict.block:
             return error_output(verdict.reason or f"Tool call {call.name} was blocked")
     return PreparedToolCall(call=call, tool=tool, args=args)
@@ -123,7 +131,7 @@ def finalize_tool_call(
     if config.after_tool_call is None:
         return output
     try:
-        change = config.after_tool_call(
+        answer: Any = config.after_tool_call(
             AfterToolCallContext(
                 assistant_message=assistant,
                 tool_call=prepared.call,
@@ -136,6 +144,9 @@ def finalize_tool_call(
     except Exception as error:
         logger.exception("after_tool_call failed for %s", prepared.call.name)
         return error_output(f"after_tool_call failed: {describe_exception(error)}")
+    change = _hook_result(answer, AfterToolCallResult, "after_tool_call")
+    if isinstance(change, ToolOutput):
+        return change
     if change is None:
         return output
     return ToolOutput(
@@ -143,6 +154,21 @@ def finalize_tool_call(
         details=output.details if change.details is None else change.details,
         is_error=output.is_error if change.is_error is None else change.is_error,
     )
+
+
+HookResult = TypeVar("HookResult", BeforeToolCallResult, AfterToolCallResult)
+
+
+def _hook_result(value: Any, kind: type[HookResult], hook: str) -> HookResult | ToolOutput | None:
+    """A hook's answer as its result model: a plain dict is read as one; anything else is an error."""
+    if value is None or isinstance(value, kind):
+        return value
+    if isinstance(value, dict):
+        try:
+            return kind.model_validate(value)
+        except ValidationError as error:
+            return error_output(f"{hook} returned a dict that is not a {kind.__name__}: {error}")
+    return error_output(f"{hook} returned {type(value).__name__}, not a {kind.__name__}, a dict or None")
 
 
 # --- the loop ---------------------------------------------------------------------------------
@@ -187,44 +213,58 @@ class _LoopRun:
     def events(self) -> Iterator[AgentEvent]:
         yield AgentStartEvent()
         added: list[Any] = []
-        stop_reason = "end_turn"
-        error: str | None = None
         try:
-            turn = 0
-            while True:
-                turn += 1
-                yield TurnStartEvent(turn=turn)
-                message = yield from self._stream_reply()
-                self.context.messages.append(message)
-                added.append(message)
-                results: list[ToolResultMessage] = []
-                if isinstance(message, AssistantMessageToolCall) and message.tool_calls:
-                    results = yield from self._run_tool_calls(message)
-                    self.context.messages.extend(results)
-                    added.extend(results)
-                yield TurnEndEvent(turn=turn, message=message, tool_results=results)
-                if self.signal.aborted or message.stop_reason == "aborted":
-                    stop_reason = "aborted"
-                    error = message.error_message if message.stop_reason == "aborted" else None
-                    error = error or aborted_text(self.signal.reason)
-                    break
-                if message.stop_reason == "error":
-                    stop_reason = "error"
-                    error = message.error_message or "The model's reply ended with an error"
-                    break
-                if not results:
-                    stop_reason = message.stop_reason
-                    break
-                if turn >= self.config.max_turns:
-                    stop_reason = "max_turns"
-                    error = (
-                        f"Stopped after {turn} turns (max_turns={self.config.max_turns}) "
-                        "while the model was still calling tools"
-                    )
-                    break
+            stop_reason, error = yield from self._turns(added)
+        except Exception as failure:  # a bug or a broken part: the run still ends, its history valid
+            logger.exception("the agent loop failed")
+            stop_reason, error = "error", f"The agent loop failed: {describe_exception(failure)}"
+            yield from self._answer_open_calls(added)
         finally:
             self.threads.close()
         yield AgentEndEvent(messages=added, stop_reason=stop_reason, error_message=error)
+
+    def _turns(self, added: list[Any]) -> Generator[AgentEvent, None, tuple[str, str | None]]:
+        """Turn after turn until one ends the run; returns its stop reason and error message."""
+        turn = 0
+        while True:
+            turn += 1
+            yield TurnStartEvent(turn=turn)
+            message = yield from self._stream_reply()
+            self.context.messages.append(message)
+            added.append(message)
+            results: list[ToolResultMessage] = []
+            if isinstance(message, AssistantMessageToolCall) and message.tool_calls:
+                results = yield from self._run_tool_calls(message)
+                self.context.messages.extend(results)
+                added.extend(results)
+            yield TurnEndEvent(turn=turn, message=message, tool_results=results)
+            if self.signal.aborted or message.stop_reason == "aborted":
+                error = message.error_message if message.stop_reason == "aborted" else None
+                return "aborted", error or aborted_text(self.signal.reason)
+            if message.stop_reason == "error":
+                return "error", message.error_message or "The model's reply ended with an error"
+            if not results:
+                return message.stop_reason, None
+            if turn >= self.config.max_turns:
+                limit = self.config.max_turns
+                return "max_turns", (
+                    f"Stopped after {turn} turns (max_turns={limit}) while the model was still calling tools"
+                )
+
+    def _answer_open_calls(self, added: list[Any]) -> Iterator[AgentEvent]:
+        """Give every tool call of this run that has no result an error one, so the history stays valid."""
+        answered = {message.tool_call_id for message in added if isinstance(message, ToolResultMessage)}
+        for message in list(added):
+            if not isinstance(message, AssistantMessageToolCall):
+                continue
+            for call in message.tool_calls:
+                if call.id not in answered:
+                    output = error_output("Tool call not finished: the agent loop failed")
+                    result = result_message(call, output)
+                    added.append(result)
+                    self.context.messages.append(result)
+                    yield MessageStartEvent(message=result)
+                    yield MessageEndEvent(message=result)
 
     # --- step: stream the assistant reply ----------------------------------------------------
 

@@ -242,7 +242,7 @@ class ToolRegistry:
             description=mcp_tool.description,
             input_schema=mcp_tool.input_schema,
             execute=execute,
-            title=mcp_tool.title or (mcp_tool.annotations or {}).get("title") or mcp_tool.label,
+            title=mcp_tool.display_name,  # title, annotations title, label, then name (SP-009)
             label=mcp_tool.label,
             output_schema=mcp_tool.output_schema,
             annotations=mcp_tool.annotations,

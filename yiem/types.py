@@ -1,6 +1,8 @@
-"""Message, content, usage and model types of the YiemAgent specification (SP-001..SP-008, SP-019..SP-022)."""
+"""Message, content, usage and model types of the YiemAgent specification (SP-001..SP-008, SP-019..SP-022).
 
-from __future__ import annotations
+No `from __future__ import annotations` here: pydantic would compile every field's annotation
+string at import, which was most of `import yiem`'s own time.
+"""
 
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -30,6 +32,8 @@ class SpecModel(BaseModel):
     """Base: PEP 8 names in Python, the spec's camelCase names on the wire, both accepted on input."""
 
     model_config = ConfigDict(
+        # Schemas are built on first use, not at `import yiem` (issue 10: start-up under 150 ms).
+        defer_build=True,
         alias_generator=to_camel,
         populate_by_name=True,
         serialize_by_alias=False,
@@ -88,7 +92,7 @@ def content_text(content: Iterable[MessageContent]) -> str:
 class ModelCost(SpecModel):
     """SP-008: dollars per 1M tokens (the spec already names these fields in snake case)."""
 
-    model_config = ConfigDict(alias_generator=None, populate_by_name=True)
+    model_config = ConfigDict(alias_generator=None, populate_by_name=True, defer_build=True)
 
     input: float = 0.0
     output: float = 0.0
@@ -105,7 +109,7 @@ class UsageCost(SpecModel):
     cache_write: float = 0.0
     total: float = 0.0
 
-    def __add__(self, other: UsageCost) -> UsageCost:
+    def __add__(self, other: "UsageCost") -> "UsageCost":
         return UsageCost(
             input=self.input + other.input,
             output=self.output + other.output,
@@ -127,7 +131,7 @@ class LlmUsage(SpecModel):
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
 
-    def __add__(self, other: LlmUsage) -> LlmUsage:
+    def __add__(self, other: "LlmUsage") -> "LlmUsage":
         return LlmUsage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
@@ -201,7 +205,7 @@ class UserMessage(SpecModel):
     _utc = field_validator("timestamp")(_ensure_utc)
 
     @classmethod
-    def from_text(cls, text: str, images: Iterable[ImageContent] = ()) -> UserMessage:
+    def from_text(cls, text: str, images: Iterable[ImageContent] = ()) -> "UserMessage":
         """A prompt of `text` (left out when empty) followed by `images`."""
         content: list[MessageContent] = [TextContent(text=text)] if text else []
         content.extend(images)
@@ -314,7 +318,7 @@ ToolExecute = Callable[..., ToolResult]
 class AgentTool(BaseModel):
     """A tool the agent can call."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     name: str
     description: str = ""
@@ -339,7 +343,7 @@ class AgentTool(BaseModel):
 class AgentContext(BaseModel):
     """SP-019: what one LLM call sees."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     system_prompt: str = ""
     messages: list[AgentMessage] = Field(default_factory=list)
@@ -349,7 +353,7 @@ class AgentContext(BaseModel):
 class AgentState(BaseModel):
     """SP-020: an agent's mutable state (messages exclude the system prompt)."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     system_prompt: str = ""
     model: LlmModel | None = None
@@ -363,7 +367,7 @@ class AgentState(BaseModel):
 class BeforeToolCallContext(BaseModel):
     """What `before_tool_call` sees: the call, its validated arguments and the context."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     assistant_message: AssistantMessageToolCall
     tool_call: AgentToolCall
@@ -374,6 +378,8 @@ class BeforeToolCallContext(BaseModel):
 class BeforeToolCallResult(BaseModel):
     """Return with `block=True` to refuse the call; `reason` becomes the error result."""
 
+    model_config = ConfigDict(defer_build=True)
+
     block: bool = False
     reason: str | None = None
 
@@ -381,7 +387,7 @@ class BeforeToolCallResult(BaseModel):
 class AfterToolCallContext(BaseModel):
     """What `after_tool_call` sees: the call and its outcome."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     assistant_message: AssistantMessageToolCall
     tool_call: AgentToolCall
@@ -393,6 +399,8 @@ class AfterToolCallContext(BaseModel):
 
 class AfterToolCallResult(BaseModel):
     """Fields left as None keep the tool's own outcome."""
+
+    model_config = ConfigDict(defer_build=True)
 
     content: list[MessageContent] | None = None
     details: Any = None
@@ -406,7 +414,7 @@ AfterToolCall = Callable[[AfterToolCallContext], AfterToolCallResult | None]
 class AgentLoopConfig(BaseModel):
     """SP-021: hooks, execution mode and limits of the agent loop."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     before_tool_call: BeforeToolCall | None = None
     after_tool_call: AfterToolCall | None = None

@@ -10,14 +10,14 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from typing import Any
-
-from jsonschema import SchemaError, ValidationError
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
+from typing import TYPE_CHECKING, Any
 
 from yiem.errors import YiemError
 from yiem.types import AgentTool, AgentToolCall
+
+if TYPE_CHECKING:  # jsonschema is imported on the first full check, not with `import yiem`
+    from jsonschema import ValidationError
+    from jsonschema.protocols import Validator
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +54,9 @@ def _validator(schema: Mapping[str, Any]) -> Validator | None:
         if cached is not None and cached[0] is schema:
             _validators.move_to_end(key)
             return cached[1]
+    from jsonschema import SchemaError
+    from jsonschema.validators import validator_for
+
     validator: Validator | None
     try:
         plain = dict(schema)

@@ -197,11 +197,26 @@ def test_only_unreadable_tool_calls_is_an_error() -> None:
     assert message.error_message is not None and "no tool name" in message.error_message
 
 
-def test_null_where_a_list_is_expected() -> None:
+def test_sp017_nulls_in_a_nested_message_are_openais_normal_shape() -> None:
     message = extract_assistant_message({"message": {"content": None, "tool_calls": None}})
     assert isinstance(message, AssistantMessage)
     assert message.content == []
     assert message.error_message is None
+
+
+def test_sp018_null_where_a_list_is_expected_is_reported() -> None:
+    """Issue 12: SP-018 `content: null` and a `tool_calls: null` block are named in error_message."""
+    message = extract_assistant_message({"content": None})
+    assert message.stop_reason == "error"
+    assert message.error_message == "content is null where a list of content blocks was expected"
+    block = extract_assistant_message({"content": [{"type": "tool_calls", "tool_calls": None}]})
+    assert block.stop_reason == "error"
+    assert block.error_message == "content[0].tool_calls is null where a list of tool calls was expected"
+    beside_text = extract_assistant_message(
+        {"content": [{"type": "text", "text": "hi"}, {"type": "tool_calls", "tool_calls": None}]}
+    )
+    assert beside_text.text == "hi"
+    assert "content[1].tool_calls is null" in (beside_text.error_message or "")
 
 
 def test_unknown_shapes_say_what_was_wrong() -> None:

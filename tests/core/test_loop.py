@@ -593,3 +593,49 @@ def test_a_client_written_to_stream_model_context_signal_works(
     llm = ScriptedLlm(["hi"])
     _run(make_context(), llm, core_model, temperature=0.2)
     assert llm.requests[0].options == GenerationOptions(temperature=0.2)
+
+
+def test_hooks_that_return_plain_dicts_or_nonsense_never_crash_the_loop(
+    make_context: ContextFactory, core_model: LlmModel
+) -> None:
+    """Issue 12: a hook's plain dict is read as its result model; anything else is an error result."""
+
+    def before(ctx: BeforeToolCallContext) -> Any:
+        return [{"block": True, "reason": "not that one"}, {"block": False}, 42][ctx.args["a"]]
+
+    def after(ctx: AfterToolCallContext) -> Any:
+        return {"content": [{"type": "text", "text": "replaced"}]} if ctx.args["a"] == 1 else None
+
+    context = make_context(make_tool("add", add, ADD_SCHEMA))
+    calls = [("add", {"a": 0, "b": 0}), ("add", {"a": 1, "b": 0}), ("add", {"a": 2, "b": 0})]
+    llm = ScriptedLlm([tool_call_response(*calls), "done"])
+    events = _run(context, llm, core_model, before_tool_call=before, after_tool_call=after)
+    texts = [(r.is_error, r.content[0].text) for r in _results(events)]  # type: ignore[union-attr]
+    assert texts == [
+        (True, "not that one"),
+        (False, "replaced"),
+        (True, "before_tool_call returned int, not a BeforeToolCallResult, a dict or None"),
+    ]
+    assert _end(events).stop_reason == "end_turn"
+
+
+def test_every_failure_inside_the_loop_ends_with_agent_end(
+    make_context: ContextFactory, core_model: LlmModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 12: a bug inside the loop still ends with agent_end, every tool call answered."""
+    import yiem.loop
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug in the loop")
+
+    monkeypatch.setattr(yiem.loop, "finalize_tool_call", broken)
+    context = make_context(make_tool("add", add, ADD_SCHEMA))
+    llm = ScriptedLlm([tool_call_response(("add", {"a": 1, "b": 2}), ("add", {"a": 3, "b": 4})), "done"])
+    events = _run(context, llm, core_model)
+    end = _end(events)
+    assert end.stop_reason == "error"
+    assert end.error_message == "The agent loop failed: a bug in the loop"
+    _assert_every_call_has_one_result(end.messages)
+    # The messages this run added are a valid conversation to continue from.
+    assert isinstance(end.messages[0], AssistantMessageToolCall)
+    assert all(isinstance(m, ToolResultMessage) and m.is_error for m in end.messages[1:])

@@ -173,3 +173,18 @@ def test_add_function_needs_type_hints() -> None:
 
     with pytest.raises(TypeError, match="type hint"):
         function_tool(untyped)
+
+
+def test_sp009_sp010_title_falls_back_to_label_then_name(registry: ToolRegistry) -> None:
+    """Issue 12: a tool without `title` or an annotations title is titled by its label, else its name."""
+    for name, wrapped in registry.tools.items():
+        assert wrapped.title, name  # never None
+    with McpClient.stdio(SCRIPTED_STDIO.command, SCRIPTED_STDIO.args) as scripted:
+        listed = {tool.name: tool for tool in scripted.list_tools()}
+        plain = ToolRegistry()
+        plain.add_mcp_server("scripted", scripted)
+        untitled = [name for name, tool in listed.items() if not tool.title and not tool.annotations]
+        assert untitled  # so the fallback is exercised
+        for name, tool in listed.items():
+            assert plain.tools[name].title == (tool.display_name)
+        assert all(plain.tools[name].title == (listed[name].label or name) for name in untitled)

@@ -40,6 +40,10 @@ def test_sp023_all_present_returns_none() -> None:
 
 def test_sp023_missing_names_in_schema_order() -> None:
     assert validate_required_args({"units": "c"}, SCHEMA) == "Missing required arguments: city, days"
+    # The schema's order, not the alphabet's: a check that sorted the names would fail here.
+    zebra_first = {"type": "object", "required": ["zebra", "apple", "mango"]}
+    assert validate_required_args({}, zebra_first) == "Missing required arguments: zebra, apple, mango"
+    assert validate_required_args({"apple": 1}, zebra_first) == "Missing required arguments: zebra, mango"
 
 
 def test_sp023_schema_without_required() -> None:

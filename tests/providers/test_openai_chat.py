@@ -274,6 +274,34 @@ def test_two_tool_calls_interleaved_by_index(scripted_server: ScriptedServer) ->
     ]
 
 
+def test_tool_calls_without_index_are_told_apart_by_id(scripted_server: ScriptedServer) -> None:
+    """Issue 12: servers that send one whole call per chunk and no `index`; fragments without an id
+    continue the call before them."""
+
+    def call(call_id: str | None, name: str | None, arguments: str) -> dict[str, Any]:
+        fragment: dict[str, Any] = {"function": {"arguments": arguments}}
+        if call_id:
+            fragment["id"] = call_id
+        if name:
+            fragment["function"]["name"] = name
+        return fragment
+
+    chunks = [
+        openai_chunk({"tool_calls": [call("c1", "f", '{"x":1}')]}),
+        openai_chunk({"tool_calls": [call("c2", "g", '{"y":')]}),
+        openai_chunk({"tool_calls": [call(None, None, "2}")]}),
+        openai_chunk({}, "tool_calls"),
+        sse("[DONE]"),
+    ]
+    scripted_server.script(sse_reply(chunks))
+    message = list(_scripted(scripted_server).stream(SCRIPTED, _hello()))[-1].message  # type: ignore[union-attr]
+    assert isinstance(message, AssistantMessageToolCall), message.error_message
+    assert [(c.id, c.name, c.arguments) for c in message.tool_calls] == [
+        ("c1", "f", {"x": 1}),
+        ("c2", "g", {"y": 2}),
+    ]
+
+
 def test_invalid_final_arguments_are_an_error_not_a_guess(scripted_server: ScriptedServer) -> None:
     call = {"index": 0, "id": "call_9", "function": {"name": "get_weather", "arguments": '{"city": "Par'}}
     scripted_server.script(

@@ -124,6 +124,16 @@ class MessageBuilder:
             type="toolcall_delta",
         )
 
+    def index_for_id(self, call_id: str | None) -> int:
+        """Where a fragment without an `index` goes: the call with its id, a new call for a new id,
+        else the call before it (as servers that send one whole call per chunk do)."""
+        if call_id:
+            for index, pending in self._tool_calls.items():
+                if pending.id == call_id:
+                    return index
+            return max(self._tool_calls, default=-1) + 1
+        return max(self._tool_calls, default=0)
+
     def finish(self, error: str | None = None, stop_reason: str | None = None) -> StreamDone:
         """The final message: tool calls parsed strictly; an error keeps the partial text and says so."""
         content = self._content()

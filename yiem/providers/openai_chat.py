@@ -151,7 +151,8 @@ class OpenAIChatClient(HttpLlmClient):
         tool_calls = delta.get("tool_calls")
         if isinstance(tool_calls, list):
             for position, call in enumerate(tool_calls):
-                yield self._tool_call_fragment(obj(call), position, builder)
+                # A whole (non-streamed) message lists each call once, so its position is its index.
+                yield self._tool_call_fragment(obj(call), builder, position if key == "message" else None)
         finish = name(choice.get("finish_reason"))
         if finish == "content_filter":
             raise ProviderStreamError("the provider's content filter stopped the reply")
@@ -159,16 +160,20 @@ class OpenAIChatClient(HttpLlmClient):
             builder.stop_reason = _STOP_REASONS.get(finish, finish)
 
     @staticmethod
-    def _tool_call_fragment(call: dict[str, Any], position: int, builder: MessageBuilder) -> StreamEvent:
+    def _tool_call_fragment(
+        call: dict[str, Any], builder: MessageBuilder, position: int | None
+    ) -> StreamEvent:
         function = obj(call.get("function"))
         arguments = function.get("arguments")
         if isinstance(arguments, dict):
             # A few servers send parsed arguments in non-streamed replies.
             arguments = json.dumps(arguments)
         index = count(call.get("index"))
+        index = position if index is None else index
+        call_id = name(call.get("id"))
         return builder.tool_call(
-            position if index is None else index,
-            name(call.get("id")),
+            builder.index_for_id(call_id) if index is None else index,
+            call_id,
             name(function.get("name")),
             text(arguments),
         )
