@@ -21,6 +21,7 @@ from yiem.types import (
     TextContent,
     ToolResultMessage,
     UserMessage,
+    replace_lone_surrogates,
 )
 
 
@@ -61,7 +62,10 @@ def message_to_openai(message: AgentMessage) -> dict[str, Any]:
                 {
                     "id": call.id,
                     "type": call.type,
-                    "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+                    "function": {
+                        "name": call.name,
+                        "arguments": json.dumps(replace_lone_surrogates(call.arguments)),
+                    },
                 }
                 for call in message.tool_calls
             ],
@@ -81,7 +85,9 @@ def to_openai_messages(context: AgentContext) -> list[dict[str, Any]]:
     """The context as OpenAI `messages`, system message first (left out when the prompt is empty)."""
     messages = [system_to_openai(context.system_prompt)] if context.system_prompt else []
     messages.extend(message_to_openai(message) for message in context.messages)
-    return messages
+    # Text with a lone surrogate cannot be sent as UTF-8: replaced rather than failing the request.
+    cleaned: list[dict[str, Any]] = replace_lone_surrogates(messages)
+    return cleaned
 
 
 def tool_to_openai(tool: AgentTool) -> dict[str, Any]:

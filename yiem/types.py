@@ -4,6 +4,8 @@ No `from __future__ import annotations` here: pydantic would compile every field
 string at import, which was most of `import yiem`'s own time.
 """
 
+import json
+import re
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
@@ -18,9 +20,26 @@ from pydantic import (
     field_validator,
 )
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticSerializationError
 
 # SP-022 lives in its own module; callers keep importing it from here.
 from yiem._abort import AbortSignal as AbortSignal
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def replace_lone_surrogates(value: Any) -> Any:
+    """`value` with every lone surrogate (JSON's `"\\ud800"`) in its strings replaced by U+FFFD.
+
+    Such text cannot be written as UTF-8, so it would make saving, exporting or sending fail.
+    """
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {replace_lone_surrogates(key): replace_lone_surrogates(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [replace_lone_surrogates(item) for item in value]
+    return value
 
 
 def utc_now() -> datetime:
@@ -42,8 +61,16 @@ class SpecModel(BaseModel):
     )
 
     def to_json_dict(self) -> dict[str, Any]:
-        """The spec's JSON shape: camelCase keys, timestamps as ISO 8601 strings."""
-        return self.model_dump(mode="json", by_alias=True)
+        """The spec's JSON shape: camelCase keys, ISO 8601 timestamps, lone surrogates replaced."""
+        data: dict[str, Any] = replace_lone_surrogates(self.model_dump(mode="json", by_alias=True))
+        return data
+
+    def to_json(self) -> str:
+        """`to_json_dict()` as compact JSON text: what the store saves."""
+        try:
+            return self.model_dump_json(by_alias=True)
+        except PydanticSerializationError:  # text with a lone surrogate: replaced rather than fatal
+            return json.dumps(self.to_json_dict(), ensure_ascii=False, separators=(",", ":"))
 
 
 def _ensure_utc(value: datetime) -> datetime:

@@ -22,6 +22,7 @@ from yiem.types import (
     TextContent,
     ToolResultMessage,
     UserMessage,
+    replace_lone_surrogates,
 )
 
 EXPORT_FORMAT = "yiem.conversation"
@@ -55,7 +56,7 @@ def export_json(transcript: Transcript) -> str:
     """The transcript as indented JSON with the spec's camelCase field names."""
     body = transcript.model_dump(mode="json", by_alias=True, exclude={"messages"})
     body["messages"] = [message.to_json_dict() for message in transcript.messages]
-    return redact(json.dumps(body, indent=2, ensure_ascii=False))
+    return redact(json.dumps(replace_lone_surrogates(body), indent=2, ensure_ascii=False))
 
 
 def import_json(text: str | bytes) -> Transcript:
@@ -161,4 +162,4 @@ def export_markdown(transcript: Transcript) -> str:
             lines += [f"### Tool {status}: `{message.tool_name}`", ""]
             lines += _blocks_markdown(message.content)
         lines.append("")
-    return redact("\n".join(lines).rstrip() + "\n")
+    return redact(replace_lone_surrogates("\n".join(lines).rstrip() + "\n"))

@@ -29,6 +29,7 @@ from yiem.types import (
     TextContent,
     ToolResultMessage,
     UserMessage,
+    replace_lone_surrogates,
 )
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -96,7 +97,8 @@ def to_anthropic_messages(messages: Iterable[AgentMessage]) -> list[dict[str, An
             converted[-1]["content"].extend(blocks)
         else:
             converted.append({"role": role, "content": blocks})
-    return converted
+    cleaned: list[dict[str, Any]] = replace_lone_surrogates(converted)  # not UTF-8: replaced, not fatal
+    return cleaned
 
 
 def tool_to_anthropic(tool: AgentTool) -> dict[str, Any]:

@@ -177,7 +177,7 @@ class ConversationStore:
         transaction: after a crash either all of them are there or none.
         """
         # No secret the server knows is ever written (a provider may echo a key in its error).
-        data = redact(message.model_dump_json(by_alias=True))
+        data = redact(message.to_json())
         for _attempt in range(3):
             try:
                 with self.engine.begin() as conn:
@@ -265,7 +265,7 @@ class ConversationStore:
                             "conversation_id": conversation_id,
                             "position": position,
                             "role": message.role,
-                            "data": redact(message.model_dump_json(by_alias=True)),
+                            "data": redact(message.to_json()),
                             "created_ms": now,
                         }
                         for position, message in enumerate(new_messages)

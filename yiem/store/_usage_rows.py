@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from yiem.redaction import redact
-from yiem.types import AssistantMessage, AssistantMessageToolCall, LlmModel
+from yiem.types import AssistantMessage, AssistantMessageToolCall, LlmModel, replace_lone_surrogates
 
 
 def usage_row(
@@ -39,7 +39,9 @@ def usage_row(
         "latency_ms": message.duration_ms,
         "ttft_ms": message.ttft_ms,
         "stop_reason": message.stop_reason,
-        "error": redact(message.error_message) if message.error_message else message.error_message,
+        "error": redact(replace_lone_surrogates(message.error_message))
+        if message.error_message
+        else message.error_message,
     }
     if estimated:
         # Only when set: callers that insert these rows in bulk beside rows of their own (the
