@@ -38,6 +38,7 @@ test: lint typecheck pytest
 
 # Every benchmark with the arguments docs/benchmarks.md reports (the 1M-row one takes minutes).
 bench: setup-test
+	$(PY) bench/startup.py --runs 10
 	$(PY) bench/loop.py
 	$(PY) bench/providers.py --requests 200 --chunks 100
 	$(PY) bench/mcp.py --calls 500 --connects 5
