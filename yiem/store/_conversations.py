@@ -58,6 +58,14 @@ def _conversation(row: Any) -> Conversation:
     )
 
 
+def _missing(conversation_id: str, consequence: str = "") -> ConversationNotFoundError:
+    # One sentence for every path, as a person who deleted it in another tab would understand it.
+    return ConversationNotFoundError(
+        "This conversation no longer exists (it was deleted, perhaps in another tab or window; "
+        f"id {conversation_id})." + consequence
+    )
+
+
 def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
@@ -93,7 +101,7 @@ class ConversationStore:
         with self.engine.connect() as conn:
             row = conn.execute(select(conversations).where(conversations.c.id == conversation_id)).first()
         if row is None:
-            raise ConversationNotFoundError(f"No conversation with id {conversation_id!r}.")
+            raise _missing(conversation_id)
         return _conversation(row)
 
     def exists(self, conversation_id: str) -> bool:
@@ -149,7 +157,7 @@ class ConversationStore:
                 .values(**values, updated_ms=_now_ms())
             )
         if result.rowcount == 0:
-            raise ConversationNotFoundError(f"No conversation with id {conversation_id!r}.")
+            raise _missing(conversation_id)
 
     def delete(self, conversation_id: str) -> None:
         """Remove the conversation and its messages; its usage rows stay (money spent stays spent)."""
@@ -157,7 +165,7 @@ class ConversationStore:
             conn.execute(delete(messages).where(messages.c.conversation_id == conversation_id))
             result = conn.execute(delete(conversations).where(conversations.c.id == conversation_id))
         if result.rowcount == 0:
-            raise ConversationNotFoundError(f"No conversation with id {conversation_id!r}.")
+            raise _missing(conversation_id)
 
     # messages
 
@@ -188,10 +196,7 @@ class ConversationStore:
                         .values(updated_ms=now)
                     )
                     if touched.rowcount == 0:
-                        raise ConversationNotFoundError(
-                            "This conversation no longer exists (it was deleted, perhaps in another "
-                            "tab or window), so the message was not saved."
-                        )
+                        raise _missing(conversation_id, " The message was not saved.")
                     last = conn.execute(
                         select(func.max(messages.c.position)).where(
                             messages.c.conversation_id == conversation_id
