@@ -5,7 +5,6 @@ string at import, which was most of `import yiem`'s own time.
 """
 
 import json
-import re
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
@@ -22,24 +21,9 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticSerializationError
 
-# SP-022 lives in its own module; callers keep importing it from here.
+# SP-022 and the surrogate rule live in their own modules; callers keep importing them from here.
 from yiem._abort import AbortSignal as AbortSignal
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def replace_lone_surrogates(value: Any) -> Any:
-    """`value` with every lone surrogate (JSON's `"\\ud800"`) in its strings replaced by U+FFFD.
-
-    Such text cannot be written as UTF-8, so it would make saving, exporting or sending fail.
-    """
-    if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {replace_lone_surrogates(key): replace_lone_surrogates(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [replace_lone_surrogates(item) for item in value]
-    return value
+from yiem._unicode import replace_lone_surrogates as replace_lone_surrogates
 
 
 def utc_now() -> datetime:

@@ -4,9 +4,10 @@ Every client's `stream()` ends with one StreamDone whose `stop_reason` is one of
 `stop`, `length`, `tool_calls`, `error` or `aborted`, whatever the wire protocol calls them.
 """
 
-from yiem.providers._http import DEFAULT_TIMEOUT, HttpLlmClient, ModelListError
+from yiem.providers._http import DEFAULT_TIMEOUT, HttpLlmClient
 from yiem.providers._retry import RetryPolicy
 from yiem.providers._secrets import configured_secret, secrets_file_value, secrets_files
+from yiem.providers._server_replies import ModelListError
 from yiem.providers.anthropic import AnthropicClient, to_anthropic_messages, tool_to_anthropic
 from yiem.providers.openai_chat import OpenAIChatClient
 from yiem.providers.presets import (

@@ -13,10 +13,10 @@ from yiem.providers._http import (
     HttpLlmClient,
     HttpRequest,
     ProviderStreamError,
-    provider_error_text,
 )
 from yiem.providers._json_fields import count, name, obj, text
 from yiem.providers._message_builder import MessageBuilder
+from yiem.providers._server_replies import provider_error_text
 from yiem.types import (
     AgentContext,
     AgentMessage,

@@ -18,11 +18,11 @@ from yiem.providers._http import (
     HttpLlmClient,
     HttpRequest,
     ProviderStreamError,
-    provider_error_text,
 )
 from yiem.providers._json_fields import count, name, obj, text
 from yiem.providers._message_builder import MessageBuilder
 from yiem.providers._retry import RetryPolicy
+from yiem.providers._server_replies import provider_error_text
 from yiem.types import AgentContext, LlmModel
 
 # finish_reason → stop_reason; `content_filter` is an error with its own message.
