@@ -35,11 +35,12 @@ current = draft()
 experiment_id: str | None = st.session_state.get(EXPERIMENT_ID)
 run = live_run()
 
-choices: dict[str | None, str] = {None: "New experiment", **{e.id: e.name for e in saved}}
+NEW = ""  # the picker's key for a new experiment (None would read as "nothing picked")
+choices: dict[str, str] = {NEW: "New experiment", **{e.id: e.name for e in saved}}
 
 
 def _picked() -> None:
-    chosen = st.session_state["exp_pick"]
+    chosen = st.session_state["exp_pick"] or None
     if chosen is None:
         st.query_params.pop("e", None)
     else:
@@ -48,7 +49,7 @@ def _picked() -> None:
 
 
 # The picker follows the open experiment (saving a new one, a link) unless the person changes it.
-st.session_state["exp_pick"] = experiment_id if experiment_id in choices else None
+st.session_state["exp_pick"] = experiment_id if experiment_id in choices else NEW
 st.selectbox(
     "Experiment",
     list(choices),
