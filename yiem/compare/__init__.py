@@ -9,11 +9,14 @@ from yiem.compare._columns import (
     cheapest_and_fastest,
     check_columns,
 )
+from yiem.compare._ratings import Leaderboard, ModelRating, fit_strengths, leaderboard, to_elo, win_matrix
 from yiem.compare._runner import ColumnState, ColumnStatus, Comparison, Connector, connect_column
+from yiem.compare._votes import VERDICTS, Verdict, Vote, VoteStore
 
 __all__ = [
     "MAX_COLUMNS",
     "MIN_COLUMNS",
+    "VERDICTS",
     "ColumnFigures",
     "ColumnSpec",
     "ColumnState",
@@ -21,7 +24,16 @@ __all__ = [
     "CompareError",
     "Comparison",
     "Connector",
+    "Leaderboard",
+    "ModelRating",
+    "Verdict",
+    "Vote",
+    "VoteStore",
     "cheapest_and_fastest",
     "check_columns",
     "connect_column",
+    "fit_strengths",
+    "leaderboard",
+    "to_elo",
+    "win_matrix",
 ]

@@ -102,6 +102,12 @@ def _migrate_7_to_8(conn: Connection) -> None:
         conn.execute(text(f"ALTER TABLE usage ADD COLUMN estimated {kind}"))
 
 
+def _migrate_8_to_9(conn: Connection) -> None:
+    # Version 9 adds compare_votes (the Compare page's blind votes); create_all after the steps makes
+    # the table and its index, so this step only has to exist to be counted.
+    del conn
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
@@ -110,6 +116,7 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     5: _migrate_5_to_6,
     6: _migrate_6_to_7,
     7: _migrate_7_to_8,
+    8: _migrate_8_to_9,
 }
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 
