@@ -1,5 +1,7 @@
 """The real app in a real Chromium, chatting with the real embedded model (llama-server + SmolLM2).
 
+Each step waits for the exact state it asserts: a reply is drawn as it streams, then again from the
+store, so its first element or its caption can be on the page before all its words are.
 Screenshots go to tests/artifacts/.
 """
 
@@ -12,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, screenshot, start_streamlit
+from tests.fixtures.browser import StreamlitApp, screenshot, script_run, start_streamlit
 from yiem.store import ConversationStore, create_store_engine
 from yiem.types import AssistantMessage
 
@@ -41,14 +44,30 @@ def _limit_replies(page: Any, tokens: int) -> None:
     page.get_by_text("Settings", exact=True).click()
     longest = page.get_by_label(re.compile("Longest reply in tokens"))
     longest.fill(str(tokens))
-    longest.press("Enter")
-    page.wait_for_timeout(500)  # the number input commits on Enter and reruns the script
-    _wait_idle(page)
+    # Done when the run it causes has ended: a prompt typed during that run would be lost.
+    with script_run(page):
+        longest.press("Enter")
+    expect(longest).to_have_value(str(tokens))
 
 
 def _words(text: str) -> set[str]:
     """The words of a text, so a stored reply compares with its rendered Markdown."""
     return set(re.findall(r"[A-Za-z]{3,}", text))
+
+
+def _wait_for_words(page: Any, index: int, words: set[str], timeout: float = 30_000) -> str:
+    """Wait until chat message `index` shows every one of `words` (as `_words` splits them); its text."""
+    page.wait_for_function(
+        """([selector, index, words]) => {
+            const message = document.querySelectorAll(selector)[index];
+            if (!message) return false;
+            const shown = new Set(message.innerText.match(/[A-Za-z]{3,}/g) || []);
+            return words.every((word) => shown.has(word));
+        }""",
+        arg=[MESSAGES, index, sorted(words)],
+        timeout=timeout,
+    )
+    return str(page.locator(MESSAGES).nth(index).inner_text())
 
 
 def _saved_messages(app: StreamlitApp, conversation_id: str, count: int = 0) -> list[Any]:
@@ -66,25 +85,21 @@ def test_chat_with_the_local_model_then_reload(streamlit_app: StreamlitApp, page
     page.goto(streamlit_app.url)
     _limit_replies(page, 48)
     _send(page, "Say hello in one short sentence.")
-    page.locator(MESSAGES).nth(1).wait_for(timeout=120_000)
     caption = page.get_by_text(re.compile(r"\d+ in · \d+ out · \d+ cached · price unknown"))
-    caption.first.wait_for(timeout=120_000)
-    _wait_idle(page)
-    reply = page.locator(MESSAGES).nth(1).inner_text()
-    screenshot(page, "chat-local-reply")
-    assert "?c=" in page.url, streamlit_app.log()
+    expect(caption.first).to_be_visible(timeout=120_000)
+    page.wait_for_url(re.compile(r"\?c="))
     conversation_id = page.url.split("?c=")[1].split("&")[0]
     saved = _saved_messages(streamlit_app, conversation_id, 2)
-    assert [m.role for m in saved] == ["user", "assistant"]
+    assert [m.role for m in saved] == ["user", "assistant"], streamlit_app.log()
     assert isinstance(saved[1], AssistantMessage) and saved[1].text.strip()
     assert saved[1].usage.output_tokens <= 48
+    reply = _wait_for_words(page, 1, _words(saved[1].text))
+    screenshot(page, "chat-local-reply")
     assert _words(saved[1].text) <= _words(reply)
 
     page.reload()
-    page.locator(MESSAGES).nth(1).wait_for()
-    assert "Say hello in one short sentence." in page.locator(MESSAGES).nth(0).inner_text()
-    assert _words(saved[1].text) <= _words(page.locator(MESSAGES).nth(1).inner_text())
-    assert page.get_by_text("Say hello in one short sentence.", exact=True).count() >= 1
+    expect(page.locator(MESSAGES).nth(0)).to_contain_text("Say hello in one short sentence.")
+    assert _words(saved[1].text) <= _words(_wait_for_words(page, 1, _words(saved[1].text)))
     screenshot(page, "chat-after-reload")
 
 
@@ -129,8 +144,7 @@ def test_stop_keeps_the_partial_reply(streamlit_app: StreamlitApp, page: Any) ->
     screenshot(page, "chat-stopped-redrawn")
 
     page.reload()
-    page.locator(MESSAGES).nth(1).wait_for()
-    assert _words(partial.text) <= _words(page.locator(MESSAGES).nth(1).inner_text())
+    assert _words(partial.text) <= _words(_wait_for_words(page, 1, _words(partial.text)))
     page.get_by_text(re.compile("Stopped")).first.wait_for()
     screenshot(page, "chat-stopped-after-reload")
 
@@ -154,8 +168,7 @@ def test_a_killed_app_loses_only_the_reply_in_flight(tmp_path: Path, page: Any) 
     assert [m.role for m in saved] == ["user"]
     with start_streamlit(tmp_path) as second:
         page.goto(f"{second.url}/?c={conversation_id}")
-        page.locator(MESSAGES).first.wait_for()
-        assert "lighthouse keeper" in page.locator(MESSAGES).first.inner_text()
+        expect(page.locator(MESSAGES).first).to_contain_text("lighthouse keeper")
         screenshot(page, "chat-after-kill")
         _limit_replies(page, 32)
         page.get_by_role("button", name="Regenerate the last reply").click()

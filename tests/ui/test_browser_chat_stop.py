@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, screenshot, start_streamlit
+from tests.fixtures.browser import StreamlitApp, screenshot, script_run, start_streamlit
 from tests.fixtures.mcp import StdioServer
 from tests.scripted_http import openai_chunk, openai_text_stream, sse
 from yiem.store import ConversationStore, create_store_engine
@@ -114,32 +115,30 @@ def _wait_idle(page: Any, timeout: float = 60_000) -> None:
     page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=timeout)
 
 
-def _settle(page: Any) -> None:
-    page.wait_for_timeout(300)  # a widget commits, then the script reruns
-    _wait_idle(page)
-
-
 def _use_model_and_tool(page: Any, model: ToolCallingModel) -> None:
-    """In the sidebar's Settings: OpenAI's API at the scripted server's URL, and the long tool on."""
+    """In the sidebar's Settings: OpenAI's API at the scripted server's URL, and the long tool on.
+
+    Each change is done once the run it causes has ended: that run draws the widgets the next step
+    uses, and a prompt typed while it runs is lost when the chat input is drawn again.
+    """
     sidebar = page.locator('[data-testid="stSidebar"]')
     sidebar.get_by_text("Settings", exact=True).click()
     sidebar.get_by_role("combobox", name=re.compile("Provider")).click()
-    page.get_by_role("option", name="OpenAI", exact=True).click()
-    _settle(page)
-    url = sidebar.get_by_label("Base URL")
-    url.fill(model.url)
-    url.press("Enter")
-    _settle(page)
-    key = sidebar.get_by_label(re.compile("API key"))
-    key.fill("sk-test-not-a-real-key")
-    key.press("Enter")
-    _settle(page)
+    with script_run(page):
+        page.get_by_role("option", name="OpenAI", exact=True).click()
+    for label, value in (("Base URL", model.url), (re.compile("API key"), "sk-test-not-a-real-key")):
+        field = sidebar.get_by_label(label)
+        field.fill(value)
+        with script_run(page):
+            field.press("Enter")
+        expect(field).to_have_value(value)
     tools = sidebar.get_by_role("combobox", name=re.compile("Tools the model may call"))
     tools.click()
     tools.press_sequentially(TOOL)  # the list is long; typing filters it
-    page.get_by_role("option", name=TOOL).first.click()
+    with script_run(page):
+        page.get_by_role("option", name=TOOL).first.click()
     page.keyboard.press("Escape")
-    _settle(page)
+    expect(sidebar.get_by_role("button", name=f"Remove {TOOL}")).to_be_visible()  # chosen
 
 
 def _send(page: Any, text: str) -> None:
