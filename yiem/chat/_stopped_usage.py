@@ -41,7 +41,7 @@ def estimate_stopped_usage(
     sent = "\n".join(text for text in (system_prompt, *(_text_of(m) for m in context)) if text)
     count = _counter(model)
     reply.usage = LlmUsage(input_tokens=count(sent), output_tokens=count(_text_of(reply)))
-    reply.cost = None  # priced again from the estimate (ChatSession prices replies without a cost)
+    reply.cost = None  # ChatSession prices the reply from these tokens
     return True
 
 
