@@ -20,6 +20,7 @@ page = st.navigation(
         st.Page("ui/pages/costs.py", title="Costs", icon=":material/payments:"),
         st.Page("ui/pages/tools.py", title="Tools", icon=":material/build:"),
         st.Page("ui/pages/experiments.py", title="Experiments", icon=":material/science:"),
+        st.Page("ui/pages/compare.py", title="Compare", icon=":material/compare:"),
     ],
     position="top",
 )

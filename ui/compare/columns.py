@@ -1,0 +1,72 @@
+"""The live columns: each column's answer as it streams, its figures underneath, Stop for all."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from yiem.chat import safe_markdown
+from yiem.compare import ColumnFigures, ColumnState, Comparison
+
+RUN = "compare_run"
+"""Session key: the Comparison on the page (its columns keep their conversations for follow-ups)."""
+BLIND = "compare_blind"
+"""Session key: while a blind vote is open, the column headings are hidden."""
+
+
+def figures_caption(figures: ColumnFigures) -> str:
+    """`TTFT 0.4 s · 52 tok/s · 120 in · 0 cached · 45 out · $0.000123 · 1.4 s total`."""
+    parts = [
+        f"TTFT {figures.ttft_ms / 1000:.2f} s" if figures.ttft_ms is not None else "TTFT –",
+        f"{figures.tokens_per_s:.1f} tok/s" if figures.tokens_per_s is not None else "– tok/s",
+        f"{figures.input_tokens} in",
+        f"{figures.cached_tokens} cached",
+        f"{figures.output_tokens} out",
+        "price unknown" if figures.cost is None else f"${figures.cost:.6f}",
+    ]
+    if figures.total_ms is not None:
+        parts.append(f"{figures.total_ms / 1000:.2f} s total")
+    return " · ".join(parts)
+
+
+def _heading(index: int, column: ColumnState, blind: bool) -> str:
+    return f"Model {'AB'[index]}" if blind and index < 2 else column.spec.label
+
+
+def _draw_column(index: int, column: ColumnState, blind: bool, cheapest: bool, fastest: bool) -> None:
+    st.subheader(_heading(index, column, blind))
+    badges = (["cheapest"] if cheapest else []) + (["fastest"] if fastest else [])
+    if badges:
+        st.badge(" · ".join(badges), icon=":material/star:", color="green")
+    if column.text:
+        st.markdown(safe_markdown(column.text))
+    if column.status == "running":
+        st.caption("Answering…")
+    elif column.status == "error":
+        st.error(column.error or "This column failed.")
+    elif column.status == "stopped":
+        st.caption("Stopped.")
+    if column.status != "idle":
+        st.caption(figures_caption(column.figures))
+
+
+def draw_columns(comparison: Comparison, blind: bool) -> None:
+    """The columns side by side, the cheapest and fastest marked once they finish."""
+    cheapest, fastest = (None, None) if comparison.running else comparison.marks()
+    for index, (box, column) in enumerate(
+        zip(st.columns(len(comparison.columns)), comparison.columns, strict=True)
+    ):
+        with box:
+            _draw_column(index, column, blind, cheapest == index, fastest == index)
+
+
+@st.fragment(run_every=0.4)
+def draw_live() -> None:
+    """While the columns answer: redraw them and offer Stop; once all end, redraw the page once."""
+    comparison: Comparison | None = st.session_state.get(RUN)
+    if comparison is None:
+        return
+    if not comparison.running:
+        st.rerun(scope="app")  # the page then draws the finished columns without this timer
+    if st.button("Stop", key="cmp_stop", icon=":material/stop_circle:", type="primary"):
+        comparison.stop()
+    draw_columns(comparison, bool(st.session_state.get(BLIND)))

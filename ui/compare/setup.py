@@ -1,0 +1,69 @@
+"""The columns' settings: provider, model, base URL, system prompt and temperature for each."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import bootstrap
+from yiem.chat import DEFAULT_MODELS, LOCAL
+from yiem.compare import MAX_COLUMNS, MIN_COLUMNS, ColumnSpec
+from yiem.providers import PRESETS
+
+SPECS = "compare_specs"
+"""Session key: a list of ColumnSpec a test (or a saved comparison) starts the page with."""
+
+
+def _defaults(index: int) -> ColumnSpec:
+    preset: list[ColumnSpec] | None = st.session_state.get(SPECS)
+    if preset is not None and index < len(preset):
+        return preset[index]
+    chat = bootstrap.settings()
+    return ColumnSpec(provider=chat.provider, base_url=chat.base_url, model_id=chat.model_id)
+
+
+def draw_column_settings() -> list[ColumnSpec]:
+    """Draw one settings box per column (2 to 6) and return the columns as set."""
+    preset: list[ColumnSpec] | None = st.session_state.get(SPECS)
+    start = len(preset) if preset else MIN_COLUMNS
+    count = int(
+        st.number_input("Columns", min_value=MIN_COLUMNS, max_value=MAX_COLUMNS, value=start, key="cmp_count")
+    )
+    providers = list(PRESETS)
+    specs: list[ColumnSpec] = []
+    boxes = st.columns(min(count, 3))
+    for index in range(count):
+        spec = _defaults(index)
+        with boxes[index % len(boxes)].expander(f"Column {index + 1}: {spec.label}", expanded=False):
+            provider = st.selectbox(
+                "Provider",
+                providers,
+                index=providers.index(spec.provider) if spec.provider in providers else 0,
+                key=f"cmp_provider_{index}",
+            )
+            model_id = st.text_input(
+                "Model", value=spec.model_id or DEFAULT_MODELS.get(provider, ""), key=f"cmp_model_{index}"
+            )
+            base_url = st.text_input(
+                "Base URL", value=spec.base_url, key=f"cmp_url_{index}", disabled=provider == LOCAL
+            )
+            api_key = st.text_input("API key (this session only)", type="password", key=f"cmp_key_{index}")
+            system_prompt = st.text_area("System prompt", value=spec.system_prompt, key=f"cmp_system_{index}")
+            temperature = st.slider(
+                "Temperature",
+                0.0,
+                2.0,
+                value=spec.temperature if spec.temperature is not None else 0.7,
+                step=0.1,
+                key=f"cmp_temp_{index}",
+            )
+        specs.append(
+            ColumnSpec(
+                provider=provider,
+                model_id=model_id,
+                base_url="" if provider == LOCAL else base_url,
+                api_key=api_key or spec.api_key,
+                system_prompt=system_prompt,
+                temperature=temperature,
+            )
+        )
+    return specs

@@ -1,0 +1,61 @@
+"""The Compare page: one prompt to 2-6 models side by side, blind votes, and the leaderboard.
+
+It reads top to bottom: the columns' settings, the prompt (sent to every column at once), the
+live or finished columns with their figures, the blind vote, then the leaderboard.
+"""
+
+from __future__ import annotations
+
+import random
+
+import streamlit as st
+
+from ui import bootstrap
+from ui.compare.columns import BLIND, RUN, draw_columns, draw_live
+from ui.compare.setup import draw_column_settings
+from ui.compare.votes import VOTED, draw_leaderboard, draw_vote
+from yiem.compare import CompareError, Comparison, VoteStore
+
+bootstrap.ensure_session()
+st.title("Compare")
+st.caption("One prompt to several models at once: their answers side by side, what each cost and how fast.")
+
+specs = draw_column_settings()
+blind = st.toggle("Blind vote: two columns, names hidden and order shuffled until you vote", key="cmp_blind")
+tag = st.text_input("Tag for votes", key="cmp_tag", placeholder="optional, to filter the leaderboard")
+votes = VoteStore(st.session_state["store"].engine)
+
+comparison: Comparison | None = st.session_state.get(RUN)
+prompt = st.chat_input("One prompt for every column", key="cmp_prompt")
+if prompt:
+    try:
+        if blind and len(specs) != 2:
+            raise CompareError("Blind mode compares exactly two columns; set Columns to 2.")
+        follow_up = (
+            comparison is not None
+            and not blind
+            and not st.session_state.get(BLIND)
+            and [c.spec for c in comparison.columns] == specs
+        )
+        if not follow_up:
+            order = random.sample(specs, len(specs)) if blind else specs
+            comparison = Comparison(order)
+            st.session_state[RUN] = comparison
+        assert comparison is not None
+        st.session_state[BLIND] = blind
+        st.session_state.pop(VOTED, None)
+        st.session_state["compare_last_prompt"] = prompt
+        comparison.start(prompt)
+    except CompareError as error:
+        st.error(str(error))
+
+if comparison is not None:
+    hidden = bool(st.session_state.get(BLIND)) and VOTED not in st.session_state
+    if comparison.running:
+        draw_live()
+    else:
+        draw_columns(comparison, hidden)
+        if st.session_state.get(BLIND):
+            draw_vote(comparison, votes, st.session_state.get("compare_last_prompt", ""), tag.strip())
+
+draw_leaderboard(votes)
