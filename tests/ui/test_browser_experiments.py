@@ -1,0 +1,131 @@
+"""The Experiments page in a real Chromium against the embedded model (llama-server + SmolLM2):
+a 4-item dataset uploaded as CSV, two variants (two system prompts), the `contains` scorer, a run
+stopped midway and resumed, and the matrix, summary and comparison drawn. Screenshots go to
+tests/artifacts/."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fixtures.browser import StreamlitApp, screenshot
+from yiem.experiments import ExperimentStore
+from yiem.store import create_store_engine
+
+# Eight replies of the embedded model, twice interrupted by reruns: minutes on a loaded 2-core machine.
+pytestmark = [pytest.mark.browser, pytest.mark.llama, pytest.mark.timeout(1500)]
+
+CSV = """input,expected
+Say the word blue.,blue
+Say the word red.,red
+Say the word green.,green
+Say the word yellow.,yellow
+"""
+LONG = 180_000
+
+
+def _idle(page: Any) -> None:
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=LONG)
+
+
+def _tab(page: Any, name: str) -> None:
+    page.get_by_role("tab", name=name).click()
+
+
+def _fill(locator: Any, value: str) -> None:
+    locator.fill(value)
+    locator.press("Enter" if locator.evaluate("e => e.tagName") == "INPUT" else "Control+Enter")
+
+
+def _upload(page: Any, path: Path) -> None:
+    """Give the uploader the file; once Streamlit has it, the column mapping appears."""
+    for _attempt in range(3):
+        page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
+        try:
+            page.get_by_role("button", name="Import", exact=True).wait_for(timeout=20_000)
+            return
+        except Exception:  # a rerun in flight can drop the upload's own rerun: give it again
+            continue
+    screenshot(page, "experiments-upload-failed")
+    raise AssertionError("the uploaded CSV never showed its column mapping")
+
+
+def test_run_stop_resume_and_matrix(streamlit_app: StreamlitApp, page: Any, tmp_path: Path) -> None:
+    page.goto(f"{streamlit_app.url}/experiments")
+    page.get_by_text("No runs yet").wait_for(timeout=LONG)
+
+    # The dataset: a CSV uploaded, input and expected columns picked by name.
+    data = tmp_path / "colours.csv"
+    data.write_text(CSV)
+    _upload(page, data)
+    page.get_by_role("button", name="Import", exact=True).click()
+    page.get_by_text("4 items ·").wait_for(timeout=LONG)
+    _idle(page)
+
+    # Two variants on the local model, short replies, two system prompts.
+    _tab(page, "Variants")
+    page.get_by_role("button", name="Add a variant", exact=True).click()
+    _idle(page)
+    _fill(page.get_by_label("Max tokens").first, "24")
+    _idle(page)
+    _fill(page.get_by_label(re.compile("System prompt")).first, "Repeat the colour the user names.")
+    _idle(page)
+    page.get_by_role("button", name="Add a variant", exact=True).click()
+    _idle(page)
+    _fill(page.get_by_label(re.compile("System prompt")).nth(1), "Answer in one short sentence.")
+    _idle(page)
+
+    _tab(page, "Scorers")
+    page.get_by_role("button", name="Add a scorer", exact=True).click()
+    _idle(page)
+
+    _tab(page, "Run")
+    _fill(page.get_by_label("Items at once per provider"), "1")
+    _idle(page)
+    page.get_by_role("button", name="Run", exact=True).click()
+
+    # Stop once the first item is in, while the others are still to come.
+    page.get_by_text(re.compile(r"^[1-6] / 8 items")).wait_for(timeout=2 * LONG)
+    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop", exact=True).click()
+    try:
+        page.get_by_text(re.compile(r"This run stopped at [1-7] of 8 items")).wait_for(timeout=60_000)
+    except Exception:
+        screenshot(page, "experiments-debug")
+        raise AssertionError(streamlit_app.log()) from None
+    _idle(page)
+    screenshot(page, "experiments-stopped")
+    store = ExperimentStore(create_store_engine(streamlit_app.database_url))
+    [stopped] = store.list_runs()
+    assert stopped.status == "stopped" and 1 <= stopped.done < 8, streamlit_app.log()
+    first_outcomes = {(o.item_id, o.variant) for o in store.outcomes(stopped.id)}
+
+    page.get_by_role("button", name="Resume", exact=True).click()
+    try:
+        page.get_by_text(re.compile(r"finished · 8 / 8 items")).wait_for(timeout=3 * LONG)
+    except Exception:
+        screenshot(page, "experiments-debug")
+        raise AssertionError(streamlit_app.log()) from None
+    _idle(page)
+    [done] = store.list_runs()
+    assert (done.id, done.status, done.done) == (stopped.id, "finished", 8)
+    outcomes = store.outcomes(done.id)
+    assert len({(o.item_id, o.variant) for o in outcomes}) == 8
+    assert first_outcomes <= {(o.item_id, o.variant) for o in outcomes}  # kept, not re-run
+
+    # The matrix: 4 rows, each with a cell per variant carrying the contains badge.
+    rows = page.locator('[class*="st-key-exp_row_"]')
+    rows.nth(3).wait_for(timeout=LONG)
+    assert rows.count() == 4
+    badges = page.get_by_text(re.compile(r"^contains [01]\.00$"))
+    assert badges.count() == 8
+    assert page.get_by_text("Improved", exact=True).count() == 1  # the comparison is drawn
+    screenshot(page, "experiments-matrix")
+
+    # A cell's transcript opens in a dialog with the way to continue it in Chat.
+    page.get_by_role("button", name="Transcript", exact=True).first.click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_text("Continue in Chat").wait_for(timeout=LONG)
+    assert "Say the word blue." in dialog.inner_text()
