@@ -131,3 +131,14 @@ def test_column_count_and_marks() -> None:
         ColumnFigures(cost=None, total_ms=400),
     ]
     assert cheapest_and_fastest(figures) == (1, 3)
+
+
+def test_a_column_asking_for_a_missing_tool_says_so_while_the_other_answers(server: ScriptedServer) -> None:
+    server.script(_slow_answer("fine"))
+    comparison = Comparison([_column(server, "a", tools=["clock"]), _column(server, "b")], tools={})
+    comparison.start("What time is it?")
+    assert comparison.wait(timeout=30)
+    broken, fine = comparison.columns
+    assert broken.status == "error" and broken.error is not None
+    assert "clock" in broken.error and "Tools page" in broken.error
+    assert fine.status == "done" and fine.text.startswith("fine")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import bootstrap
-from yiem.chat import DEFAULT_MODELS, LOCAL
+from yiem.chat import DEFAULT_MODELS, LOCAL, calls_tools
 from yiem.compare import MAX_COLUMNS, MIN_COLUMNS, ColumnSpec
 from yiem.providers import PRESETS
 
@@ -29,6 +29,7 @@ def draw_column_settings() -> list[ColumnSpec]:
         st.number_input("Columns", min_value=MIN_COLUMNS, max_value=MAX_COLUMNS, value=start, key="cmp_count")
     )
     providers = list(PRESETS)
+    offered = sorted(st.session_state["tool_registry"].tools)
     specs: list[ColumnSpec] = []
     boxes = st.columns(min(count, 3))
     for index in range(count):
@@ -56,6 +57,14 @@ def draw_column_settings() -> list[ColumnSpec]:
                 step=0.1,
                 key=f"cmp_temp_{index}",
             )
+            tools = st.multiselect(
+                "Tools (from the Tools page's servers)",
+                offered,
+                default=[name for name in spec.tools if name in offered],
+                key=f"cmp_tools_{index}",
+                disabled=not offered or not calls_tools(provider),
+                help=None if calls_tools(provider) else "The embedded SmolLM2 is sent no tools.",
+            )
         specs.append(
             ColumnSpec(
                 provider=provider,
@@ -64,6 +73,7 @@ def draw_column_settings() -> list[ColumnSpec]:
                 api_key=api_key or spec.api_key,
                 system_prompt=system_prompt,
                 temperature=temperature,
+                tools=tools,
             )
         )
     return specs

@@ -39,7 +39,7 @@ if prompt:
         )
         if not follow_up:
             order = random.sample(specs, len(specs)) if blind else specs
-            comparison = Comparison(order)
+            comparison = Comparison(order, tools=st.session_state["tool_registry"].tools)
             st.session_state[RUN] = comparison
         assert comparison is not None
         st.session_state[BLIND] = blind
