@@ -18,11 +18,19 @@ from typing import Any
 import streamlit as st
 from sqlalchemy.engine import Engine
 
-from yiem.chat import ChatSession, ChatSettings, configured_secret, default_settings, register_server_secrets
+from yiem.chat import (
+    ChatSession,
+    ChatSettings,
+    apply_setup,
+    configured_secret,
+    default_settings,
+    register_server_secrets,
+    stored_setup,
+)
 from yiem.explorer import ServerQuestions
 from yiem.mcp import McpClient, McpConfigError, McpError, connect_server, load_mcp_config
 from yiem.redaction import install_log_redaction, redact
-from yiem.store import ConversationStore, create_store_engine, database_url
+from yiem.store import ConversationStore, StoreError, create_store_engine, database_url
 from yiem.tool_registry import ToolRegistry
 
 
@@ -50,6 +58,7 @@ def ensure_session() -> None:
         state["chat"] = ChatSession(state["store"])
     if "settings" not in state:
         state["settings"] = default_settings(secret)
+        _start_from_last_setup(state)
     if "mcp_questions" not in state:
         state["mcp_questions"] = ServerQuestions()
     if "tool_registry" not in state:
@@ -65,6 +74,17 @@ def ensure_session() -> None:
         state["yiem_session_resources"] = owner
     if "enabled_tools" not in state:
         state["enabled_tools"] = set()
+
+
+def _start_from_last_setup(state: Any) -> None:
+    # A new session starts from the setup last sent with; the store being down only loses that.
+    try:
+        last = stored_setup(state["store"].last_setup())
+    except StoreError:
+        return
+    if last is not None:
+        state["settings"] = apply_setup(state["settings"], last)
+        state["enabled_tools"] = set(last.tools)
 
 
 class _SessionResources:

@@ -352,3 +352,60 @@ def test_mcp_servers_from_mcp_json_give_the_chat_real_tools(
     # The session's MCP server ended with the session: its client refuses requests.
     with pytest.raises(McpConnectionError, match="closed"):
         client.ping(timeout=5)
+
+
+def _set_up(at: AppTest, system_prompt: str, temperature: float, max_tokens: int) -> None:
+    at.sidebar.text_area(key="set-system").set_value(system_prompt).run()
+    at.sidebar.checkbox(key="set-temp-default").uncheck().run()
+    at.sidebar.slider(key="set-temp").set_value(temperature).run()
+    at.sidebar.number_input(key="set-max-tokens").set_value(max_tokens).run()
+    at.sidebar.radio(key="set-mode").set_value("sequential").run()
+
+
+def _shown_setup(at: AppTest) -> tuple[str, float, int, str]:
+    return (
+        at.sidebar.text_area(key="set-system").value,
+        at.sidebar.slider(key="set-temp").value,
+        at.sidebar.number_input(key="set-max-tokens").value,
+        at.sidebar.radio(key="set-mode").value,
+    )
+
+
+def test_reopening_a_conversation_restores_its_own_setup(db_url: str) -> None:
+    store = _store(db_url)
+    other = store.create(title="Other talk")
+    store.append_message(other.id, UserMessage(content=[TextContent(text="about pears")]))
+    replies = [{"role": "assistant", "content": f"Arr {n}"} for n in range(3)]
+    at = _app(ScriptedLlm(replies), enabled_tools={"calc"})
+    _set_up(at, "Answer like a pirate.", 0.3, 512)
+    at.chat_input[0].set_value("ahoy").run()
+    assert not at.exception, at.exception
+    first = at.query_params["c"]
+    at.sidebar.button(key=f"open-{other.id}").click().run()
+    assert at.sidebar.text_area(key="set-system").value == ""
+    at.query_params["c"] = first
+    at.run()
+    assert _shown_setup(at) == ("Answer like a pirate.", 0.3, 512, "sequential")
+    # A new browser session opening the link finds the same setup, and sending keeps it.
+    fresh = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    fresh.session_state["llm_override"] = (ScriptedLlm(replies), PRICED)
+    fresh.query_params["c"] = first
+    fresh.run()
+    assert _shown_setup(fresh) == ("Answer like a pirate.", 0.3, 512, "sequential")
+    assert fresh.session_state["enabled_tools"] == {"calc"}
+    fresh.chat_input[0].set_value("again").run()
+    assert not fresh.exception, fresh.exception
+    assert store.get(first).system_prompt == "Answer like a pirate."
+    assert _texts(fresh, "user") == ["ahoy", "again"]
+
+
+def test_a_new_chat_starts_from_the_last_used_setup(db_url: str) -> None:
+    at = _app(ScriptedLlm([{"role": "assistant", "content": "Done."}]))
+    _set_up(at, "Be terse.", 1.2, 256)
+    at.chat_input[0].set_value("hello").run()
+    assert not at.exception, at.exception
+    at.sidebar.button(key="new-chat").click().run()
+    assert _shown_setup(at) == ("Be terse.", 1.2, 256, "sequential")
+    fresh = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    assert "c" not in fresh.query_params
+    assert _shown_setup(fresh) == ("Be terse.", 1.2, 256, "sequential")

@@ -8,8 +8,39 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.chat import agent as chat_agent
-from yiem.chat import DEFAULT_MODELS, LOCAL, ChatSettings, available_models, key_status, starting_base_url
+from yiem.chat import (
+    DEFAULT_MODELS,
+    LOCAL,
+    ChatSettings,
+    ChatSetup,
+    apply_setup,
+    available_models,
+    key_status,
+    setup_of,
+    starting_base_url,
+)
 from yiem.providers.presets import PRESETS
+
+# The widgets showing a setup; each keeps its own value across reruns, so a restored setup clears them.
+_SETUP_WIDGETS = ("set-provider", "set-system", "set-temp-default", "set-temp", "set-max-tokens", "set-mode")
+_PER_PROVIDER_WIDGETS = ("set-url-{}", "set-model-{}", "set-model-id-{}")
+
+
+def current_setup() -> ChatSetup:
+    """What the next message is sent with: the settings and the enabled tools (never the key)."""
+    return setup_of(bootstrap.settings(), st.session_state.get("enabled_tools", set()))
+
+
+def restore(setup: ChatSetup) -> None:
+    """Make `setup` the session's settings and enabled tools, and show it in the settings panel."""
+    st.session_state["settings"] = apply_setup(bootstrap.settings(), setup)
+    st.session_state["enabled_tools"] = set(setup.tools)
+    for key in _SETUP_WIDGETS:
+        st.session_state.pop(key, None)
+    st.session_state.pop("set-tools", None)
+    for name in PRESETS:
+        for pattern in _PER_PROVIDER_WIDGETS:
+            st.session_state.pop(pattern.format(name), None)
 
 
 def _model_options(settings: ChatSettings) -> list[str]:

@@ -14,6 +14,7 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.chat import agent as chat_agent
+from ui.chat import settings as chat_settings
 from ui.chat import sidebar as chat_sidebar
 from ui.chat import unsent as chat_unsent
 from yiem.chat import (
@@ -22,6 +23,7 @@ from yiem.chat import (
     ChatSession,
     ChatSessionError,
     Quiet,
+    conversation_setup,
     history_start,
     image_bytes,
     reply_caption,
@@ -80,6 +82,10 @@ def _open_from_url() -> None:
         except StoreError as error:
             st.error(f"That conversation could not be loaded: {error}")
             chat.new()
+        if chat.conversation is not None:
+            # Each conversation goes on with its own setup, so its next send does not overwrite it.
+            enabled = st.session_state.get("enabled_tools", set())
+            chat_settings.restore(conversation_setup(chat.conversation, bootstrap.settings(), enabled))
     elif not wanted and chat.conversation_id:
         chat.new()
 
@@ -411,7 +417,13 @@ def _run(prompt: UserMessage) -> None:
     settings = bootstrap.settings()
     # Saved before anything can fail, and named in the URL, so the prompt survives a Stop or a crash.
     try:
-        chat.keep_prompt(prompt, settings.provider, settings.model_id, settings.system_prompt)
+        chat.keep_prompt(
+            prompt,
+            settings.provider,
+            settings.model_id,
+            settings.system_prompt,
+            setup=chat_settings.current_setup(),
+        )
     except StoreError as error:
         chat_unsent.keep_unsent(chat, prompt, error)
         st.rerun()

@@ -27,6 +27,7 @@ from yiem.chat._settings import (
     register_server_secrets,
     starting_base_url,
 )
+from yiem.chat._setup import ChatSetup, apply_setup, conversation_setup, setup_of, stored_setup
 from yiem.chat._transcript import Transcript, TranscriptError, export_json, export_markdown, import_json
 
 # Re-exported: the one secret lookup lives with the providers, whose keys it finds.
@@ -39,6 +40,7 @@ __all__ = [
     "ChatSession",
     "ChatSessionError",
     "ChatSettings",
+    "ChatSetup",
     "ConnectionSettingsError",
     "ImageDataError",
     "KeyStatus",
@@ -46,11 +48,13 @@ __all__ = [
     "RunAgent",
     "Transcript",
     "TranscriptError",
+    "apply_setup",
     "available_models",
     "calls_tools",
     "check_image",
     "configured_secret",
     "connect",
+    "conversation_setup",
     "default_settings",
     "export_json",
     "export_markdown",
@@ -62,7 +66,9 @@ __all__ = [
     "reply_caption",
     "safe_markdown",
     "secrets_file_value",
+    "setup_of",
     "starting_base_url",
+    "stored_setup",
     "title_from",
     "tool_results_by_call",
     "user_message",

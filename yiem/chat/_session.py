@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
+from yiem.chat._setup import ChatSetup
 from yiem.chat._stopped_usage import estimate_stopped_usage
 from yiem.chat._transcript import Transcript
 from yiem.errors import YiemError
@@ -79,15 +81,32 @@ class ChatSession:
         if self.conversation is not None:
             self.open(self.conversation.id)
 
-    def keep_prompt(self, prompt: UserMessage, provider: str, model_id: str, system_prompt: str = "") -> str:
-        """Save `prompt` (creating the conversation if needed) before anything can fail; returns its id."""
-        conversation = self._ensure_conversation(prompt, provider, model_id, system_prompt)
+    def keep_prompt(
+        self,
+        prompt: UserMessage,
+        provider: str,
+        model_id: str,
+        system_prompt: str = "",
+        setup: ChatSetup | None = None,
+    ) -> str:
+        """Save `prompt` (creating the conversation if needed) before anything can fail; returns its id.
+
+        `setup`, when given, is recorded as the conversation's own, to be restored when it reopens."""
+        if setup is not None:
+            provider, model_id, system_prompt = setup.provider, setup.model_id, setup.system_prompt
+        saved = None if setup is None else setup.model_dump()
+        conversation = self._ensure_conversation(prompt, provider, model_id, system_prompt, saved)
         self.store.append_message(conversation.id, prompt)
         self.messages.append(prompt)
         return conversation.id
 
     def _ensure_conversation(
-        self, prompt: UserMessage, provider: str, model_id: str, system_prompt: str
+        self,
+        prompt: UserMessage,
+        provider: str,
+        model_id: str,
+        system_prompt: str,
+        setup: dict[str, Any] | None,
     ) -> Conversation:
         if self.conversation is None:
             text = prompt.text
@@ -96,14 +115,19 @@ class ChatSession:
                 provider=provider,
                 model=model_id,
                 system_prompt=system_prompt,
+                setup=setup,
             )
         elif (self.conversation.provider, self.conversation.model, self.conversation.system_prompt) != (
             provider,
             model_id,
             system_prompt,
-        ):
+        ) or (setup is not None and setup != self.conversation.setup):
             self.store.update_settings(
-                self.conversation.id, provider=provider, model=model_id, system_prompt=system_prompt
+                self.conversation.id,
+                provider=provider,
+                model=model_id,
+                system_prompt=system_prompt,
+                setup=setup,
             )
             self.conversation = self.store.get(self.conversation.id)
         return self.conversation

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Sequence
@@ -14,7 +15,7 @@ from sqlalchemy import delete, false, func, insert, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from yiem.redaction import redact
+from yiem.redaction import redact, redact_data
 from yiem.store._errors import ConversationNotFoundError, StoreError
 from yiem.store._schema import conversations, fold_title, messages, usage
 from yiem.store._usage_rows import usage_row
@@ -43,6 +44,23 @@ class Conversation:
     created: datetime
     updated: datetime
     hidden: bool = False
+    setup: dict[str, Any] | None = None
+    """What it was last sent with (see `yiem.chat.ChatSetup`); None when saved before setups were kept."""
+
+
+def _setup_json(setup: dict[str, Any]) -> str:
+    # The setup holds no key by construction; the system prompt is free text and may quote one.
+    return json.dumps(redact_data(setup), ensure_ascii=False, sort_keys=True)
+
+
+def _loaded_setup(data: str | None) -> dict[str, Any] | None:
+    if not data:
+        return None
+    try:
+        found = json.loads(data)
+    except ValueError:
+        return None  # a damaged setup must not stop the conversation from opening
+    return found if isinstance(found, dict) else None
 
 
 def _conversation(row: Any) -> Conversation:
@@ -55,6 +73,7 @@ def _conversation(row: Any) -> Conversation:
         created=_to_datetime(row.created_ms),
         updated=_to_datetime(row.updated_ms),
         hidden=bool(row.hidden),
+        setup=_loaded_setup(row.setup),
     )
 
 
@@ -79,11 +98,16 @@ class ConversationStore:
     # conversations
 
     def create(
-        self, title: str = "", provider: str = "", model: str = "", system_prompt: str = ""
+        self,
+        title: str = "",
+        provider: str = "",
+        model: str = "",
+        system_prompt: str = "",
+        setup: dict[str, Any] | None = None,
     ) -> Conversation:
         """A new, empty conversation."""
         now = _now_ms()
-        row = {
+        row: dict[str, Any] = {
             "id": str(uuid.uuid4()),
             "title": redact(title),
             "provider": provider,
@@ -91,6 +115,7 @@ class ConversationStore:
             "system_prompt": redact(system_prompt),
             "created_ms": now,
             "updated_ms": now,
+            "setup": None if setup is None else _setup_json(setup),
         }
         with self.engine.begin() as conn:
             conn.execute(insert(conversations).values(**row))
@@ -126,6 +151,17 @@ class ConversationStore:
         with self.engine.connect() as conn:
             return [_conversation(row) for row in conn.execute(query)]
 
+    def last_setup(self) -> dict[str, Any] | None:
+        """The setup of the conversation sent to most recently (hidden ones left out), if any has one."""
+        query = (
+            select(conversations.c.setup)
+            .where(conversations.c.hidden == false(), conversations.c.setup.is_not(None))
+            .order_by(conversations.c.updated_ms.desc())
+            .limit(1)
+        )
+        with self.engine.connect() as conn:
+            return _loaded_setup(conn.execute(query).scalar())
+
     def reveal(self, conversation_id: str) -> None:
         """Put a hidden conversation (an experiment item's transcript) in Chat's list, at the top."""
         self._update(conversation_id, hidden=False)
@@ -141,10 +177,16 @@ class ConversationStore:
         provider: str | None = None,
         model: str | None = None,
         system_prompt: str | None = None,
+        setup: dict[str, Any] | None = None,
     ) -> None:
-        """Record the provider, model or system prompt the conversation now uses."""
+        """Record the provider, model, system prompt or whole setup the conversation now uses."""
         prompt = None if system_prompt is None else redact(system_prompt)
-        values = {"provider": provider, "model": model, "system_prompt": prompt}
+        values = {
+            "provider": provider,
+            "model": model,
+            "system_prompt": prompt,
+            "setup": None if setup is None else _setup_json(setup),
+        }
         self._update(conversation_id, **{key: value for key, value in values.items() if value is not None})
 
     def _update(self, conversation_id: str, **values: Any) -> None:

@@ -108,6 +108,12 @@ def _migrate_8_to_9(conn: Connection) -> None:
     del conn
 
 
+def _migrate_9_to_10(conn: Connection) -> None:
+    # Version 10 keeps each conversation's setup (see conversations.setup); older ones have none.
+    if "setup" not in {c["name"] for c in inspect(conn).get_columns("conversations")}:
+        conn.execute(text("ALTER TABLE conversations ADD COLUMN setup TEXT"))
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
@@ -117,6 +123,7 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     6: _migrate_6_to_7,
     7: _migrate_7_to_8,
     8: _migrate_8_to_9,
+    9: _migrate_9_to_10,
 }
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 

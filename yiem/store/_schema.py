@@ -55,6 +55,9 @@ conversations = Table(
     Column("updated_ms", BigInteger, nullable=False),
     # An experiment item's transcript: kept out of Chat's list until someone opens it there.
     Column("hidden", Boolean, nullable=False, default=False, server_default=false()),
+    # The conversation's setup as JSON (provider, model, base URL, system prompt, temperature, max
+    # tokens, tools, tool mode; never a key); NULL for conversations saved before version 10.
+    Column("setup", Text, nullable=True),
     Index("ix_conversations_updated", "updated_ms"),
 )
 
