@@ -409,3 +409,20 @@ def test_a_new_chat_starts_from_the_last_used_setup(db_url: str) -> None:
     fresh = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     assert "c" not in fresh.query_params
     assert _shown_setup(fresh) == ("Be terse.", 1.2, 256, "sequential")
+
+
+def test_a_typed_key_does_not_follow_a_reopened_conversation_to_another_server(db_url: str) -> None:
+    at = _app(ScriptedLlm([]))
+    at.sidebar.selectbox(key="set-provider").set_value("openai").run()
+    at.sidebar.text_input(key="set-key-openai").input("sk-typed-here-only-123456").run()
+    assert at.session_state["settings"].api_key == "sk-typed-here-only-123456"
+    # Saved by someone else, after this session started: same provider, another server.
+    elsewhere = _store(db_url).create(
+        title="Elsewhere",
+        setup={"provider": "openai", "model_id": "gpt-4o-mini", "base_url": "http://127.0.0.1:9/v1"},
+    )
+    at.query_params["c"] = elsewhere.id
+    at.run()
+    assert at.session_state["settings"].base_url == "http://127.0.0.1:9/v1"
+    assert at.session_state["settings"].api_key == ""
+    assert at.sidebar.text_input(key="set-key-openai").value == ""

@@ -33,7 +33,12 @@ def current_setup() -> ChatSetup:
 
 def restore(setup: ChatSetup) -> None:
     """Make `setup` the session's settings and enabled tools, and show it in the settings panel."""
-    st.session_state["settings"] = apply_setup(bootstrap.settings(), setup)
+    current = bootstrap.settings()
+    if (current.provider, current.base_url) != (setup.provider, setup.base_url):
+        # A typed key goes only to the server it was typed for: a stored setup may name another.
+        for name in PRESETS:
+            st.session_state.pop(f"set-key-{name}", None)
+    st.session_state["settings"] = apply_setup(current, setup)
     st.session_state["enabled_tools"] = set(setup.tools)
     for key in _SETUP_WIDGETS:
         st.session_state.pop(key, None)
