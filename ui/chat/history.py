@@ -1,0 +1,191 @@
+"""The Chat page's stored conversation: messages, tool calls and their results, Edit and Regenerate."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import streamlit as st
+
+from yiem.chat import (
+    ChatSession,
+    ChatSessionError,
+    history_start,
+    image_bytes,
+    reply_caption,
+    safe_markdown,
+    tool_results_by_call,
+    user_message,
+)
+from yiem.store import StoreError
+from yiem.types import (
+    AgentToolCall,
+    AssistantMessage,
+    AssistantMessageToolCall,
+    ImageContent,
+    ReasoningContent,
+    TextContent,
+    ToolResultMessage,
+    UserMessage,
+)
+
+# Messages drawn before "Show earlier messages"; each click shows this many more.
+HISTORY_PAGE = 40
+SHOWN_KEY = "yiem_history_shown"  # (conversation id, how many of its latest messages to draw)
+EDIT_KEY = "yiem_editing"  # "<conversation id>-<index>" of the prompt being edited, if any
+
+
+def json_block(value: Any, into: Any = st) -> None:
+    into.code(json.dumps(value, indent=2, ensure_ascii=False, default=str), language="json")
+
+
+def draw_blocks(content: list[Any]) -> None:
+    reasoning = "\n\n".join(block.text for block in content if isinstance(block, ReasoningContent))
+    if reasoning:
+        with st.expander("Reasoning", expanded=False):
+            st.markdown(safe_markdown(reasoning))
+    for block in content:
+        if isinstance(block, TextContent) and block.text:
+            st.markdown(safe_markdown(block.text))
+        elif isinstance(block, ImageContent):
+            _draw_image(block, 320)
+
+
+def _draw_image(block: ImageContent, width: int) -> None:
+    # Stored or tool-made images may be damaged; one must never stop the conversation from opening.
+    try:
+        st.image(image_bytes(block), width=width)
+    # Bad base64 (ImageDataError), or bytes Streamlit's Pillow cannot open: Pillow raises several
+    # unrelated types (OSError, SyntaxError, DecompressionBombError…) before anything is drawn.
+    except Exception:
+        st.caption(":material/broken_image: An image that cannot be shown: its data is damaged.")
+
+
+def _draw_tool_call(call: AgentToolCall, result: ToolResultMessage | None) -> None:
+    # An expander, not `st.status`: each status costs a 50 ms sleep on every rerun, and a finished
+    # call has no state left to animate.
+    if result is None:
+        label, icon = f"Tool `{call.name}`: no result", ":material/error:"
+    elif result.is_error:
+        label, icon = f"Tool `{call.name}` failed", ":material/error:"
+    else:
+        label, icon = f"Tool `{call.name}`", ":material/check_circle:"
+    with st.expander(label, icon=icon, expanded=False):
+        st.caption("Arguments")
+        json_block(call.arguments)
+        if result is not None:
+            st.caption("Result")
+            draw_tool_result(result)
+
+
+def draw_tool_result(result: ToolResultMessage) -> None:
+    texts = [block.text for block in result.content if isinstance(block, TextContent)]
+    joined = "\n".join(texts)
+    try:
+        json_block(json.loads(joined))
+    except ValueError:
+        json_block({"content": joined, "isError": result.is_error} if texts else result.to_json_dict())
+    for block in result.content:
+        if isinstance(block, ImageContent):
+            _draw_image(block, 240)
+    if result.details is not None:
+        st.caption("Details")
+        json_block(result.details)
+
+
+def draw_failure(message: AssistantMessage | AssistantMessageToolCall) -> None:
+    if message.stop_reason == "aborted":
+        st.warning("Stopped. The reply so far is kept.", icon=":material/stop_circle:")
+    elif message.error_message:
+        st.error(safe_markdown(message.error_message))
+
+
+def _history_limit(chat: ChatSession) -> int:
+    shown: tuple[str | None, int] | None = st.session_state.get(SHOWN_KEY)
+    return shown[1] if shown and shown[0] == chat.conversation_id else HISTORY_PAGE
+
+
+def _show_earlier(chat: ChatSession, start: int) -> None:
+    st.session_state[SHOWN_KEY] = (chat.conversation_id, len(chat.messages) - start + HISTORY_PAGE)
+
+
+def draw_history(chat: ChatSession) -> None:
+    """The conversation's latest turns, each prompt with its Edit control, and Regenerate."""
+    # Only the latest turns are drawn until earlier ones are asked for, so a rerun of a long
+    # conversation costs what its last page costs.
+    start = history_start(chat.messages, _history_limit(chat))
+    if start:
+        st.button(
+            f"Show earlier messages ({start} hidden)",
+            icon=":material/expand_less:",
+            key="show-earlier",
+            type="tertiary",
+            on_click=_show_earlier,
+            args=(chat, start),
+        )
+    shown = chat.messages[start:]
+    results = tool_results_by_call(shown)
+    asked = {call.id for m in shown if isinstance(m, AssistantMessageToolCall) for call in m.tool_calls}
+    last_prompt = max((i for i, m in enumerate(chat.messages) if isinstance(m, UserMessage)), default=-1)
+    for index, message in enumerate(shown, start):
+        if isinstance(message, UserMessage):
+            with st.chat_message("user"):
+                draw_blocks(message.content)
+                _edit_control(chat, index, message)
+        elif isinstance(message, AssistantMessage | AssistantMessageToolCall):
+            with st.chat_message("assistant"):
+                draw_blocks(message.content)
+                if isinstance(message, AssistantMessageToolCall):
+                    for call in message.tool_calls:
+                        _draw_tool_call(call, results.get(call.id))
+                draw_failure(message)
+                st.caption(reply_caption(message))
+        elif message.tool_call_id not in asked:
+            with st.chat_message("assistant", avatar=":material/build:"):
+                draw_tool_result(message)
+    if (
+        last_prompt >= 0
+        and not st.session_state.get("yiem_pending")
+        and st.button("Regenerate the last reply", icon=":material/refresh:", key="regenerate")
+    ):
+        _queue_resend(chat, last_prompt, None)
+        st.rerun()
+
+
+def _edit_control(chat: ChatSession, index: int, message: UserMessage) -> None:
+    # Keys name the conversation too: a keyed widget keeps its text, which must not leak between chats.
+    where = f"{chat.conversation_id}-{index}"
+    if st.session_state.get(EDIT_KEY) != where:
+        # One cheap button per prompt; the text area exists only for the prompt being edited, so a
+        # rerun does not carry a keyed text area (and its text) for every prompt of the conversation.
+        st.button(
+            "Edit",
+            icon=":material/edit:",
+            key=f"edit-{where}",
+            type="tertiary",
+            on_click=st.session_state.__setitem__,
+            args=(EDIT_KEY, where),
+        )
+        return
+    text = message.text
+    new_text = st.text_area("Your message", value=text, key=f"edit-text-{where}")
+    with st.container(horizontal=True):
+        send = st.button("Send from here", key=f"edit-send-{where}", help="Later messages are replaced.")
+        st.button("Cancel", key=f"edit-cancel-{where}", on_click=st.session_state.pop, args=(EDIT_KEY, None))
+    if send:
+        st.session_state.pop(EDIT_KEY, None)
+        _queue_resend(chat, index, new_text)
+        st.rerun()
+
+
+def _queue_resend(chat: ChatSession, index: int, new_text: str | None) -> None:
+    try:
+        prompt = chat.rewind_to(index)
+    except (ChatSessionError, StoreError) as error:
+        st.session_state["yiem_notice"] = str(error)
+        return
+    images = [block for block in prompt.content if isinstance(block, ImageContent)]
+    if new_text is None:
+        st.session_state["yiem_pending"] = prompt
+    else:
+        st.session_state["yiem_pending"] = user_message(new_text, images)
