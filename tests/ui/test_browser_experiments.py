@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.fixtures.browser import StreamlitApp, screenshot
 from yiem.experiments import ExperimentStore
@@ -116,12 +117,11 @@ def test_run_stop_resume_and_matrix(streamlit_app: StreamlitApp, page: Any, tmp_
     assert first_outcomes <= {(o.item_id, o.variant) for o in outcomes}  # kept, not re-run
 
     # The matrix: 4 rows, each with a cell per variant carrying the contains badge.
-    rows = page.locator('[class*="st-key-exp_row_"]')
-    rows.nth(3).wait_for(timeout=LONG)
-    assert rows.count() == 4
-    badges = page.get_by_text(re.compile(r"^contains [01]\.00$"))
-    assert badges.count() == 8
-    assert page.get_by_text("Improved", exact=True).count() == 1  # the comparison is drawn
+    # Waited for, not counted at once: the rows of the run's last render linger until the new one
+    # is drawn, so the rows can be there before their badges.
+    expect(page.locator('[class*="st-key-exp_row_"]')).to_have_count(4, timeout=LONG)
+    expect(page.get_by_text(re.compile(r"^contains [01]\.00$"))).to_have_count(8, timeout=LONG)
+    expect(page.get_by_text("Improved", exact=True)).to_have_count(1, timeout=LONG)  # the comparison
     screenshot(page, "experiments-matrix")
 
     # A cell's transcript opens in a dialog with the way to continue it in Chat.
