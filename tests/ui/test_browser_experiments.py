@@ -81,6 +81,9 @@ def test_run_stop_resume_and_matrix(streamlit_app: StreamlitApp, page: Any, tmp_
 
     _tab(page, "Scorers")
     page.get_by_role("button", name="Add a scorer", exact=True).click()
+    # The scorer itself, not the end of a rerun: a click during a rerun in flight can be dropped,
+    # and a run with no scorer draws no badges.
+    page.get_by_text(re.compile(r"^Scorer 1: ")).wait_for(timeout=LONG)
     _idle(page)
 
     _tab(page, "Run")
