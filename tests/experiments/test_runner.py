@@ -254,6 +254,24 @@ def test_budget_stops_the_run() -> None:
     assert resumed.status == "budget" and len(resumed.outcomes) == 2  # spent already: nothing more runs
 
 
+def test_progress_never_counts_an_unknown_price_as_zero() -> None:
+    local = LlmModel(id="local", provider="llamacpp")  # no price: a local model
+    seen: list[Progress] = []
+    run_experiment(dataset(), [Variant(name="v", llm=scripted(4), model=local)], progress=seen.append)
+    assert seen[0].done == 0 and seen[0].cost_known is None  # nothing finished: no figure yet
+    assert [(p.done, p.unpriced, p.cost_known) for p in seen[1:]] == [(n, n, None) for n in range(1, 5)]
+
+    mixed: list[Progress] = []
+    variants = [
+        Variant(name="priced", llm=scripted(4), model=PRICED),
+        Variant(name="local", llm=scripted(4), model=local),
+    ]
+    run_experiment(dataset(), variants, progress=mixed.append, concurrency=1)
+    last = mixed[-1]
+    assert (last.done, last.unpriced) == (8, 4)
+    assert last.cost_known == pytest.approx(4 * 0.00002)  # the priced half only, the rest said apart
+
+
 def test_dataset_is_frozen_per_run() -> None:
     data = dataset()
     result = run_experiment(data, [Variant(name="v", llm=scripted(4))])

@@ -9,8 +9,18 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from yiem import ScriptedLlm
-from yiem.experiments import Dataset, ExperimentStore, Variant, run_experiment, scorers
+from ui.experiments.run import progress_text
+from yiem import LlmUsage, ScriptedLlm
+from yiem.experiments import (
+    Dataset,
+    ExperimentStore,
+    ItemOutcome,
+    Progress,
+    Score,
+    Variant,
+    run_experiment,
+    scorers,
+)
 from yiem.store import create_store_engine
 
 PAGE = str(Path(__file__).resolve().parents[2] / "ui" / "pages" / "experiments.py")
@@ -68,3 +78,20 @@ def test_empty_page_explains_what_to_do(db_url: str) -> None:
     at.button(key="exp_run").click().run()
     assert not at.exception, at.exception
     assert any("Add at least one variant" in str(e.value) for e in at.error)
+
+
+def test_cost_so_far_says_price_unknown_never_zero() -> None:
+    started = Progress(done=0, total=8, errors=0, cost=0.0, elapsed_s=0.0)
+    assert progress_text(started) == "0 / 8 items · estimating…"
+    local = Progress(done=2, total=8, errors=0, cost=0.0, elapsed_s=4.0, unpriced=2)
+    assert progress_text(local) == "2 / 8 items · about 12 s left · cost so far: price unknown"
+    mixed = Progress(done=4, total=8, errors=1, cost=0.0012, elapsed_s=4.0, unpriced=1)
+    assert progress_text(mixed) == (
+        "4 / 8 items · about 4 s left · $0.0012 so far (+1 items of unknown price) · 1 errors"
+    )
+    # A priced reply judged by a model of unknown price: its dollars are not all known either.
+    judged = Score(
+        scorer="rubric", score=1, passed=True, reason="ok", judge_usage=LlmUsage(), judge_cost=None
+    )
+    assert not ItemOutcome(item_id="a", variant="v", cost=0.001, scores=[judged]).price_known
+    assert ItemOutcome(item_id="a", variant="v", cost=0.001).price_known

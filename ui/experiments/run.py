@@ -6,8 +6,9 @@ from typing import Any
 
 import streamlit as st
 
+from ui.experiments.results import money
 from ui.experiments.state import RUN, WIDGET_PREFIX, experiment_store, live_run, save, with_session_keys
-from yiem.experiments import BackgroundRun, ExperimentDraft, ExperimentError, RunRecord, check_spec
+from yiem.experiments import BackgroundRun, ExperimentDraft, ExperimentError, Progress, RunRecord, check_spec
 
 POLL_SECONDS = 0.5
 
@@ -73,6 +74,21 @@ def _eta(seconds: float | None) -> str:
     return f"about {seconds / 60:.0f} min left"
 
 
+def progress_text(progress: Progress) -> str:
+    """The bar's line: count, time left, cost so far (never $0 for prices unknown), errors."""
+    parts = [f"{progress.done} / {progress.total} items", _eta(progress.eta_s)]
+    if progress.done:
+        known = progress.cost_known
+        if known is None:
+            parts.append("cost so far: price unknown")
+        else:
+            unknown = f" (+{progress.unpriced} items of unknown price)" if progress.unpriced else ""
+            parts.append(f"{money(known)} so far{unknown}")
+    if progress.errors:
+        parts.append(f"{progress.errors} errors")
+    return " · ".join(parts)
+
+
 @st.fragment(run_every=POLL_SECONDS)
 def draw_progress() -> None:
     """While a run is live: its bar and Stop; once it ends, the whole page redraws with its results."""
@@ -89,11 +105,7 @@ def draw_progress() -> None:
         st.progress(0.0, text="Starting…")
     else:
         share = progress.done / progress.total if progress.total else 1.0
-        st.progress(
-            share,
-            text=f"{progress.done} / {progress.total} items · {_eta(progress.eta_s)} · "
-            f"${progress.cost:.4f} so far" + (f" · {progress.errors} errors" if progress.errors else ""),
-        )
+        st.progress(share, text=progress_text(progress))
     if run.signal.aborted:
         st.caption("Stopping: the items in flight are dropped and run again on resume.")
     elif st.button("Stop", key="exp_stop", icon=":material/stop_circle:", type="primary"):

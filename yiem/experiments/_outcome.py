@@ -67,6 +67,12 @@ class ItemOutcome(BaseModel):
         ]
 
     @property
+    def price_known(self) -> bool:
+        """Whether every dollar of this outcome is known: its replies' and its rubric judges'."""
+        judged = (score.judge_cost for score in self.scores if score.judge_usage is not None)
+        return self.cost is not None and all(cost is not None for cost in judged)
+
+    @property
     def judge_cost(self) -> float:
         """Dollars the rubric judges spent on this outcome (unpriced judges count nothing)."""
         return sum(score.judge_cost or 0.0 for score in self.scores)

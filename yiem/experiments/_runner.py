@@ -35,7 +35,11 @@ from yiem.types import AbortSignal, AgentTool
 
 @dataclass(frozen=True)
 class Progress:
-    """How far a run is: counts, dollars so far (variants and judges), time and an estimate left."""
+    """How far a run is: counts, dollars so far (variants and judges), time and an estimate left.
+
+    `cost` sums the known prices only; `unpriced` counts the outcomes with a price unknown (a local
+    model), so a run of those is never shown as costing $0.
+    """
 
     done: int
     total: int
@@ -44,6 +48,12 @@ class Progress:
     elapsed_s: float
     resumed: int = 0
     last: ItemOutcome | None = None
+    unpriced: int = 0
+
+    @property
+    def cost_known(self) -> float | None:
+        """Dollars so far; None while no finished outcome has a known price (none yet, a local model)."""
+        return self.cost if self.done > self.unpriced else None
 
     @property
     def eta_s(self) -> float | None:
@@ -195,6 +205,7 @@ class _Run:
         self.outcomes: dict[OutcomeKey, ItemOutcome] = {}
         self.cost = 0.0
         self.errors = 0
+        self.unpriced = 0
 
     def _executor(self) -> TaskExecutor:
         choice = self.executor_choice
@@ -214,6 +225,8 @@ class _Run:
         self.cost += (outcome.cost or 0.0) + outcome.judge_cost
         if outcome.error is not None:
             self.errors += 1
+        if not outcome.price_known:
+            self.unpriced += 1
 
     def _report(self, total: int, started: float, resumed: int, last: ItemOutcome | None) -> None:
         if self.progress is not None:
@@ -226,6 +239,7 @@ class _Run:
                     elapsed_s=perf_counter() - started,
                     resumed=resumed,
                     last=last,
+                    unpriced=self.unpriced,
                 )
             )
 
