@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, insert
 
-from tests.fixtures.costs import KNOWN_ROWS, usage_row, utc_ms
+from tests.fixtures.costs import KNOWN_ROWS, QUIZ_ID, add_quiz, usage_row, utc_ms
 from yiem.costs import (
     Counts,
     UsageFilter,
@@ -22,6 +22,7 @@ from yiem.costs import (
     counts,
     dashboard,
     estimated_requests,
+    experiment_options,
     filter_options,
     headline,
     iter_csv,
@@ -189,6 +190,37 @@ def test_filters_narrow_every_figure(known_usage: Engine) -> None:
         ("ollama", "qwen2.5:7b"),
         ("openai", "gpt-4o"),
     ]
+
+
+def test_experiment_filter_narrows_every_figure(known_usage: Engine) -> None:
+    assert experiment_options(known_usage) == []
+    add_quiz(known_usage)
+    assert experiment_options(known_usage) == [(QUIZ_ID, "quiz")]
+    everything = totals(known_usage, paris_days())
+    assert everything.requests == 4 + 3  # the experiment's rows count in the whole too
+    quiz = replace(paris_days(), experiment_id=QUIZ_ID)
+    # The reply $0.00075 and its judge $0.0002; the local model's reply is apart, not $0.
+    found = totals(known_usage, quiz)
+    assert (found.requests, found.unpriced_requests) == (3, 1)
+    assert found.cost_total == pytest.approx(0.00095)
+    assert found.input_tokens == 170 and found.unpriced_tokens == 50
+    assert counts(known_usage, quiz).requests == 3
+    assert counts(known_usage, UsageFilter(experiment_id=QUIZ_ID)).requests == 3  # open range too
+    data = dashboard(known_usage, quiz, PARIS)
+    assert data.summary.counts().requests == 3
+    assert {(r.key, r.totals.requests) for r in data.summary.breakdown("model")} == {
+        ("openai/gpt-4o", 2),
+        ("llamacpp/smollm2", 1),
+    }
+    assert [(r.conversation_id, r.label) for r in data.top_conversations] == [
+        ("exp-item-1", "v · q1"),
+        (None, "(no conversation)"),  # the judge's call
+        ("exp-item-2", "v · q2"),
+    ]
+    one_item = replace(quiz, conversation_id="exp-item-1")
+    assert totals(known_usage, one_item).cost_total == pytest.approx(0.00075)
+    assert [r["run_id"] for chunk in iter_rows(known_usage, quiz) for r in chunk] == ["run-1"] * 3
+    assert totals(known_usage, replace(quiz, experiment_id="another")).requests == 0
 
 
 def test_bad_filters_are_refused_in_words() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import Engine, insert
 
-from tests.fixtures.costs import usage_row, utc_ms
+from tests.fixtures.costs import QUIZ_ID, add_quiz, usage_row, utc_ms
 from yiem.store import usage
 
 
@@ -92,6 +92,29 @@ def test_conversation_filter_is_shared_by_url(known_usage: Engine, costs_page: A
     page.selectbox(key="conversation_pick").select_index(0).run()
     assert "conversation" not in page.query_params
     assert metrics(page)["Requests"][0] == "4"
+
+
+def test_experiment_filter_is_shared_by_url(known_usage: Engine, costs_page: Any) -> None:
+    page = paris_view(costs_page)
+    assert not page.get("selectbox") or "experiment_pick" not in {b.key for b in page.selectbox}
+    add_quiz(known_usage)
+    from ui.costs.filters import experiment_names
+
+    experiment_names.clear()  # its choices are cached for 30 s
+    page.run()
+    picker = page.selectbox(key="experiment_pick")
+    assert picker.options == ["All usage", "quiz"]
+    assert metrics(page)["Requests"][0] == "7"
+    picker.select(QUIZ_ID).run()
+    assert not page.exception
+    assert page.query_params["experiment"] in (QUIZ_ID, [QUIZ_ID])
+    shown = metrics(page)
+    assert (shown["Requests"][0], shown["Total cost"][0]) == ("3", "$0.0010")  # $0.00095, priced rows only
+    assert "Price unknown** for 1 of these requests" in page.warning[0].value
+    assert page.selectbox(key="conversation_pick").options == ["All conversations", "v · q1", "v · q2"]
+    page.selectbox(key="experiment_pick").select_index(0).run()
+    assert "experiment" not in page.query_params
+    assert metrics(page)["Requests"][0] == "7"
 
 
 def test_empty_store_offers_demo_data(costs_page: Any) -> None:

@@ -68,6 +68,7 @@ def test_a_python_run_shows_in_the_page(db_url: str) -> None:
     at.toggle(key=f"exp_only_regressions_{_run_id}").set_value(True).run()
     changes = next(d.value for d in at.dataframe if "change" in d.value.columns)
     assert list(changes["item"]) == ["say 1", "say 2"]
+    assert f"(costs?experiment={experiment_id}&period=All+time)" in _text(at)
 
 
 def test_empty_page_explains_what_to_do(db_url: str) -> None:

@@ -1,4 +1,5 @@
-"""The Costs page's filters: period, time zone, provider, model and conversation, all kept in the URL."""
+"""The Costs page's filters: period, time zone, provider, model, experiment and conversation, all kept
+in the URL."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ ZONES = ["UTC", "Europe/London", "Europe/Paris", "America/New_York", "America/Lo
 
 @dataclass(frozen=True)
 class CostsView:
-    """What the URL asks for: the filter without a conversation, the time zone, the picked conversation."""
+    """What the URL asks for: the filter without a conversation (with the experiment), the time zone,
+    the picked conversation."""
 
     base: costs.UsageFilter
     tz: str
@@ -30,6 +32,39 @@ class CostsView:
 def provider_models(url: str) -> list[tuple[str, str]]:
     """The filter's choices: every provider/model with usage (cached briefly: they rarely change)."""
     return costs.filter_options(store_engine(url))
+
+
+@st.cache_data(ttl=30, show_spinner=False)
+def experiment_names(url: str) -> dict[str, str]:
+    """The experiment filter's choices: id -> name of each experiment with usage (cached briefly)."""
+    return dict(costs.experiment_options(store_engine(url)))
+
+
+def _remember_experiment() -> None:
+    """Keep the picked experiment in the URL (`?experiment=ID`) before the page reruns."""
+    picked = st.session_state["experiment_pick"]
+    if picked is None:
+        st.query_params.pop("experiment", None)
+    else:
+        st.query_params["experiment"] = picked
+    st.query_params.pop("conversation", None)  # a conversation of another experiment would show nothing
+
+
+def _choose_experiment(slot: Any, names: dict[str, str], current: str | None) -> str | None:
+    """The experiment filter, bound to the URL by hand: its choices are ids shown by name."""
+    options: list[str | None] = [None, *names]
+    if current not in options:
+        options.append(current)  # a link to an experiment since deleted: its rows may remain
+    slot.selectbox(
+        "Experiment",
+        options,
+        index=options.index(current),
+        format_func=lambda eid: "All usage" if eid is None else names.get(eid, eid),
+        help="The usage of one experiment's runs: its items' replies and its rubric judges",
+        key="experiment_pick",
+        on_change=_remember_experiment,
+    )
+    return current
 
 
 def read_view(url: str, stored: tuple[int, int], now_ms: int) -> CostsView:
@@ -49,7 +84,11 @@ def read_view(url: str, stored: tuple[int, int], now_ms: int) -> CostsView:
     )
     dates = _custom_dates(top_row[2], tz, now_ms) if period == "custom" else None
 
-    filters = st.columns([2, 2, 3])
+    # The experiment filter shows once some experiment has usage (or a link names one).
+    names = experiment_names(url)
+    wanted = st.query_params.get("experiment") or None
+    with_experiments = bool(names) or wanted is not None
+    filters = st.columns([2, 2, 2, 3] if with_experiments else [2, 2, 3])
     providers = filters[0].multiselect(
         "Provider",
         sorted({p for p, _ in pairs}),
@@ -64,16 +103,21 @@ def read_view(url: str, stored: tuple[int, int], now_ms: int) -> CostsView:
         bind="query-params",
         placeholder="All models",
     )
+    experiment = _choose_experiment(filters[2], names, wanted) if with_experiments else None
     try:
         start_ms, end_ms = stored if period == "all" else costs.period_range(period, tz, now_ms, dates)
         base = costs.UsageFilter(
-            start_ms=start_ms, end_ms=end_ms, providers=tuple(providers), models=tuple(models)
+            start_ms=start_ms,
+            end_ms=end_ms,
+            providers=tuple(providers),
+            models=tuple(models),
+            experiment_id=experiment,
         )
     except costs.UsageFilterError as error:
         st.error(str(error))
         st.stop()
     conversation = st.query_params.get("conversation") or None
-    return CostsView(base=base, tz=tz, conversation=conversation, conversation_slot=filters[2])
+    return CostsView(base=base, tz=tz, conversation=conversation, conversation_slot=filters[-1])
 
 
 def _custom_dates(slot: Any, tz: str, now_ms: int) -> tuple[date, date]:

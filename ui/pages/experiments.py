@@ -7,6 +7,7 @@ results from yiem.experiments), then the drawing (parts in ui/experiments/).
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -142,3 +143,9 @@ with compare_tab:
 with history_tab:
     draw_history(results)
 draw_exports(result)
+if experiment_id:
+    # A plain link (as the Costs page's own links to Chat): the page's URL names the experiment.
+    st.markdown(
+        f":material/payments: [This experiment's usage on the Costs page]"
+        f"(costs?{urlencode({'experiment': experiment_id, 'period': 'All time'})})"
+    )

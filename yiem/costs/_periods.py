@@ -34,10 +34,17 @@ class UsageFilter:
     providers: tuple[str, ...] = ()
     models: tuple[str, ...] = ()
     conversation_id: str | None = None
+    # An experiment's rows (its items' replies and its rubric judges'), read through ix_usage_experiment.
+    experiment_id: str | None = None
 
     def __post_init__(self) -> None:
         if self.start_ms is not None and self.end_ms is not None and self.end_ms <= self.start_ms:
             raise UsageFilterError("The date range ends before it starts; pick an end after the start.")
+
+    @property
+    def rows_only(self) -> bool:
+        """Whether only the usage rows can answer (the hourly rollups keep no conversation or experiment)."""
+        return self.conversation_id is not None or self.experiment_id is not None
 
     def previous(self) -> UsageFilter | None:
         """The same filter over the period of the same length just before this one."""
@@ -67,6 +74,8 @@ class UsageFilter:
             parts.append(model.in_(self.models))
         if self.conversation_id is not None:
             parts.append(usage.c.conversation_id == self.conversation_id)
+        if self.experiment_id is not None:
+            parts.append(usage.c.experiment_id == self.experiment_id)
         return and_(true(), *parts)
 
 

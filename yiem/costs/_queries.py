@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from sqlalchemy import Engine, and_, func, select, true
+from sqlalchemy import Engine, and_, exists, func, select, true
 
 from yiem.costs._models import (
     BreakdownRow,
@@ -28,7 +28,7 @@ from yiem.costs._periods import (
     offset_transitions,
 )
 from yiem.costs._sql import counts_query, cube_query, per_conversation, read_counts, read_totals
-from yiem.store import conversations, usage
+from yiem.store import conversations, experiments, usage
 
 # Above this many requests a median is read from an evenly spread sample of them (by id), so the
 # page never pulls every latency out of the database; at or below it the median is exact.
@@ -249,3 +249,15 @@ def conversation_titles(engine: Engine, ids: Iterable[str]) -> dict[str, str]:
     query = select(conversations.c.id, conversations.c.title).where(conversations.c.id.in_(wanted))
     with engine.connect() as conn:
         return {r.id: r.title for r in conn.execute(query)}
+
+
+def experiment_options(engine: Engine) -> list[tuple[str, str]]:
+    """The experiments that have usage rows, as (id, name), the most recently edited first."""
+    spent = exists().where(usage.c.experiment_id == experiments.c.id)  # a seek on ix_usage_experiment
+    query = (
+        select(experiments.c.id, experiments.c.name)
+        .where(spent)
+        .order_by(experiments.c.updated_ms.desc(), experiments.c.id)
+    )
+    with engine.connect() as conn:
+        return [(r.id, r.name) for r in conn.execute(query)]

@@ -164,11 +164,7 @@ def _hourly(usage_filter: UsageFilter, full: bool = False) -> Any:
     Whole hours come from usage_hourly, the partial hours at either end of the range from the
     usage rows; a conversation filter or an open range needs the rows throughout.
     """
-    if (
-        usage_filter.conversation_id is not None
-        or usage_filter.start_ms is None
-        or usage_filter.end_ms is None
-    ):
+    if usage_filter.rows_only or usage_filter.start_ms is None or usage_filter.end_ms is None:
         return None
     split = _split_hours(usage_filter)
     if split is None:
@@ -192,7 +188,8 @@ def _raw_conversations(usage_filter: UsageFilter, edge: bool = False) -> Select[
 def per_conversation(usage_filter: UsageFilter) -> Any:
     """`usage_filter`'s requests summed per conversation (a subquery): whole hours from
     usage_conversation_hourly (walked in conversation order), partial edge hours from the rows."""
-    split = _split_hours(usage_filter)
+    # usage_conversation_hourly keeps no experiment: an experiment's conversations come from its rows.
+    split = None if usage_filter.experiment_id is not None else _split_hours(usage_filter)
     if split is None:
         return _raw_conversations(usage_filter).subquery()
     first, last, edges = split
