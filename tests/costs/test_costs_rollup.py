@@ -24,7 +24,8 @@ from yiem.store import (
 from yiem.types import AssistantMessage, LlmModel, LlmUsage, ModelCost, TextContent
 
 HOUR_MS = 3_600_000
-SUMS = [c.name for c in usage_hourly.c if c.name not in ("hour", "provider", "model", "stop_reason")]
+KEYS = ("hour", "provider", "model", "stop_reason", "owner")
+SUMS = [c.name for c in usage_hourly.c if c.name not in KEYS]
 PRICED = LlmModel(
     id="gpt-test",
     provider="openai",
@@ -35,11 +36,11 @@ UNPRICED = LlmModel(id="smollm2", provider="local", price_known=False)
 
 
 def _rollup(engine: Engine) -> dict[tuple[Any, ...], dict[str, Any]]:
-    """usage_hourly as {(hour, provider, model, stop reason): sums}, costs rounded to 1e-9."""
+    """usage_hourly as {(hour, provider, model, stop reason, owner): sums}, costs rounded to 1e-9."""
     with engine.connect() as conn:
         rows = conn.execute(select(usage_hourly)).mappings().all()
     return {
-        (r["hour"], r["provider"], r["model"], r["stop_reason"]): {
+        tuple(r[key] for key in KEYS): {
             name: round(float(r[name]), 9) if name.startswith("cost") else int(r[name]) for name in SUMS
         }
         for r in rows
@@ -57,6 +58,7 @@ def _raw(engine: Engine) -> dict[tuple[Any, ...], dict[str, Any]]:
         c.provider,
         c.model,
         c.stop_reason,
+        c.owner,
         func.count().label("requests"),
         *(func.sum(c[name]).label(name) for name in SUMS if name.endswith("_tokens") and name in c),
         *(
@@ -66,11 +68,11 @@ def _raw(engine: Engine) -> dict[tuple[Any, ...], dict[str, Any]]:
         ),
         func.sum(case((priced, 0), else_=1)).label("unpriced_requests"),
         func.sum(case((priced, 0), else_=unpriced_tokens)).label("unpriced_tokens"),
-    ).group_by(hour, c.provider, c.model, c.stop_reason)
+    ).group_by(hour, c.provider, c.model, c.stop_reason, c.owner)
     with engine.connect() as conn:
         rows = conn.execute(query).mappings().all()
     return {
-        (r["hour"], r["provider"], r["model"], r["stop_reason"]): {
+        tuple(r[key] for key in KEYS): {
             name: round(float(r[name]), 9) if name.startswith("cost") else int(r[name]) for name in SUMS
         }
         for r in rows
@@ -108,7 +110,7 @@ def test_rollup_sums_every_kind_of_insert_by_hand(any_store_url: str) -> None:
     rollup = _rollup(engine)
     hour = utc_ms("2026-10-24T21:00:00") // HOUR_MS
     # Two gpt-4o turns of $0.01125 (1000 fresh, 3000 cached, 500 out) in the hour 21:00 UTC.
-    assert rollup[(hour, "openai", "gpt-4o", "end_turn")] == {
+    assert rollup[(hour, "openai", "gpt-4o", "end_turn", "local")] == {
         "requests": 2,
         "input_tokens": 2000,
         "output_tokens": 1000,
@@ -124,17 +126,17 @@ def test_rollup_sums_every_kind_of_insert_by_hand(any_store_url: str) -> None:
         "unpriced_tokens": 0,
     }
     # Two appended replies: 1000 in x $2 + 500 out x $8 + 200 cached x $0.5 per 1M = $0.0061 each.
-    appended = rollup[(hour, "openai", "gpt-test", "end_turn")]
+    appended = rollup[(hour, "openai", "gpt-test", "end_turn", "local")]
     assert (appended["requests"], appended["input_tokens"], appended["reasoning_tokens"]) == (2, 2000, 100)
     assert appended["cost_total"] == pytest.approx(0.0122)
     # The Ollama row has no price: no dollars, its 700 tokens counted apart.
-    ollama = rollup[(utc_ms("2026-10-25T22:00:00") // HOUR_MS, "ollama", "qwen2.5:7b", "end_turn")]
+    ollama = rollup[(utc_ms("2026-10-25T22:00:00") // HOUR_MS, "ollama", "qwen2.5:7b", "end_turn", "local")]
     assert (ollama["requests"], ollama["cost_total"], ollama["unpriced_requests"]) == (1, 0.0, 1)
     assert ollama["unpriced_tokens"] == 700
     # The failed request of 10:00 UTC and the failed unpriced append of 10:30 are in one hour, two keys.
     error_hour = utc_ms("2026-10-26T10:00:00") // HOUR_MS
-    assert rollup[(error_hour, "openai", "gpt-4o", "error")]["requests"] == 1
-    local = rollup[(error_hour, "local", "smollm2", "error")]
+    assert rollup[(error_hour, "openai", "gpt-4o", "error", "local")]["requests"] == 1
+    local = rollup[(error_hour, "local", "smollm2", "error", "local")]
     assert (local["requests"], local["unpriced_tokens"], local["cost_total"]) == (1, 1700, 0.0)
     assert sum(r["requests"] for r in rollup.values()) == len(KNOWN_ROWS) + 1 + 3
     assert rollup == _raw(engine)
@@ -176,7 +178,7 @@ def test_migration_fills_the_rollup_from_existing_rows(any_store_url: str) -> No
     migrated = create_store_engine(any_store_url)
     with migrated.connect() as conn:
         assert current_schema_version(conn) == SCHEMA_VERSION
-    hour = (utc_ms("2026-10-24T21:00:00") // HOUR_MS, "openai", "gpt-4o", "end_turn")
+    hour = (utc_ms("2026-10-24T21:00:00") // HOUR_MS, "openai", "gpt-4o", "end_turn", "local")
     assert _rollup(migrated)[hour]["requests"] == 5  # KNOWN_ROWS' first, three, and one more
     assert _rollup(migrated)[hour]["cost_total"] == pytest.approx(5 * 0.01125)
     with migrated.begin() as conn:

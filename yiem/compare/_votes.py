@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import insert, select
 from sqlalchemy.engine import Engine
 
+from yiem.identity import LOCAL_OWNER_ID
 from yiem.store import compare_votes
 
 Verdict = Literal["left", "right", "tie", "both_bad"]
@@ -29,13 +30,16 @@ class Vote(BaseModel):
 
 
 class VoteStore:
-    """Reads and writes votes on the store's engine."""
+    """One person's votes on the store's engine (`owner` None: an admin reading the whole team's)."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, owner: str | None = LOCAL_OWNER_ID) -> None:
         self.engine = engine
+        self.owner = owner
 
     def add(self, vote: Vote) -> str:
         """Store a vote; returns its id."""
+        if self.owner is None:
+            raise ValueError("A vote is cast by one person: open the VoteStore with an owner to add one.")
         vote_id = uuid.uuid4().hex
         with self.engine.begin() as conn:
             conn.execute(
@@ -48,6 +52,7 @@ class VoteStore:
                     right_model=vote.right_model,
                     verdict=vote.verdict,
                     tag=vote.tag,
+                    owner=self.owner,
                 )
             )
         return vote_id
@@ -57,6 +62,8 @@ class VoteStore:
     ) -> list[Vote]:
         """Votes oldest first, optionally within a period and under one tag."""
         query = select(compare_votes).order_by(compare_votes.c.created_ms)
+        if self.owner is not None:
+            query = query.where(compare_votes.c.owner == self.owner)
         if since is not None:
             query = query.where(compare_votes.c.created_ms >= int(since.timestamp() * 1000))
         if until is not None:

@@ -99,13 +99,14 @@ def _metric(headline: Headline, metric: str) -> float | None:
 
 
 class CubeRow(BaseModel):
-    """Counts of one (bucket, provider, model, stop reason) group."""
+    """Counts of one (bucket, provider, model, stop reason, owner) group."""
 
     bucket: datetime  # local wall-clock start of the hour or day, naive
     provider: str
     model: str
     stop_reason: str
     totals: Counts
+    owner: str = ""
 
 
 class BreakdownRow(BaseModel):
@@ -128,8 +129,8 @@ class Summary(BaseModel):
     def counts(self) -> Counts:
         return sum((row.totals for row in self.rows), Counts())
 
-    def breakdown(self, by: Literal["provider", "model", "stop_reason"]) -> list[BreakdownRow]:
-        """Totals per provider, per provider/model, or per stop reason, most expensive first."""
+    def breakdown(self, by: Literal["provider", "model", "stop_reason", "owner"]) -> list[BreakdownRow]:
+        """Totals per provider, per provider/model, per stop reason or per person, most expensive first."""
         groups: dict[str, BreakdownRow] = {}
         for row in self.rows:
             if by == "model":

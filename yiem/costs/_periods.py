@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import ColumnElement, and_, func, true
 
 from yiem.errors import YiemError
+from yiem.identity import LOCAL_OWNER_ID
 from yiem.store import usage
 
 HOUR_MS = 3_600_000
@@ -27,7 +28,11 @@ class UsageFilterError(YiemError, ValueError):
 
 @dataclass(frozen=True)
 class UsageFilter:
-    """Which usage rows to aggregate: a half-open time range and optional dimensions."""
+    """Which usage rows to aggregate: a half-open time range, whose rows, and optional dimensions.
+
+    `owner` is the person whose requests these are (the local user unless said); None is the whole
+    team, which only an admin's page asks for.
+    """
 
     start_ms: int | None = None
     end_ms: int | None = None  # exclusive
@@ -36,6 +41,7 @@ class UsageFilter:
     conversation_id: str | None = None
     # An experiment's rows (its items' replies and its rubric judges'), read through ix_usage_experiment.
     experiment_id: str | None = None
+    owner: str | None = LOCAL_OWNER_ID
 
     def __post_init__(self) -> None:
         if self.start_ms is not None and self.end_ms is not None and self.end_ms <= self.start_ms:
@@ -76,6 +82,8 @@ class UsageFilter:
             parts.append(usage.c.conversation_id == self.conversation_id)
         if self.experiment_id is not None:
             parts.append(usage.c.experiment_id == self.experiment_id)
+        if self.owner is not None:
+            parts.append(usage.c.owner == self.owner)
         return and_(true(), *parts)
 
 

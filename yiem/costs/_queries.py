@@ -28,6 +28,7 @@ from yiem.costs._periods import (
     offset_transitions,
 )
 from yiem.costs._sql import counts_query, cube_query, per_conversation, read_counts, read_totals
+from yiem.identity import LOCAL_OWNER_ID
 from yiem.store import conversations, experiments, usage
 
 # Above this many requests a median is read from an evenly spread sample of them (by id), so the
@@ -36,16 +37,13 @@ MEDIAN_SAMPLE = 20_000
 
 
 def data_range(engine: Engine, usage_filter: UsageFilter | None = None) -> tuple[int, int] | None:
-    """Epoch ms of the first and just after the last usage row (under `usage_filter`), or None with none."""
+    """Epoch ms of the first and just after the last usage row under `usage_filter` (default: the local
+    user's), or None with none."""
     created = usage.c.created_ms
-    # Two scalar subqueries without a WHERE: each is one index seek on SQLite and PostgreSQL alike;
-    # min and max over a filtered range read the whole range.
-    first = select(func.min(created)).scalar_subquery()
-    last = select(func.max(created)).scalar_subquery()
-    if usage_filter is not None:
-        first, last = (
-            select(agg(created)).where(usage_filter.where()).scalar_subquery() for agg in (func.min, func.max)
-        )
+    # Two scalar subqueries: with no condition but the owner each is one seek on ix_usage_owner_created
+    # (SQLite and PostgreSQL alike); min and max over a filtered range read the whole range.
+    condition = (usage_filter or UsageFilter()).where()
+    first, last = (select(agg(created)).where(condition).scalar_subquery() for agg in (func.min, func.max))
     with engine.connect() as conn:
         low, high = conn.execute(select(first, last)).one()
     return None if low is None else (int(low), int(high) + 1)
@@ -74,6 +72,7 @@ def summarize(
                 provider=r.provider,
                 model=r.model,
                 stop_reason=r.stop_reason,
+                owner=r.owner,
                 totals=read_counts(r._mapping),
             )
             for r in conn.execute(query)
@@ -148,9 +147,10 @@ def top_conversations(engine: Engine, usage_filter: UsageFilter, limit: int = 10
         .limit(limit)
         .subquery()
     )
-    query = select(grouped, conversations.c.title).select_from(
-        grouped.outerjoin(conversations, conversations.c.id == grouped.c.conversation_id)
-    )
+    joined = conversations.c.id == grouped.c.conversation_id
+    if usage_filter.owner is not None:  # titles of the same person's conversations only
+        joined = joined & (conversations.c.owner == usage_filter.owner)
+    query = select(grouped, conversations.c.title).select_from(grouped.outerjoin(conversations, joined))
     rows = []
     with engine.connect() as conn:
         for r in conn.execute(query):
@@ -219,8 +219,8 @@ def _period_headline(engine: Engine, usage_filter: UsageFilter) -> Headline:
     return Headline(totals=found, median_latency_ms=latency, median_ttft_ms=ttft)
 
 
-def filter_options(engine: Engine) -> list[tuple[str, str]]:
-    """Every (provider, model) pair the store has usage for, sorted.
+def filter_options(engine: Engine, owner: str | None = LOCAL_OWNER_ID) -> list[tuple[str, str]]:
+    """Every (provider, model) pair `owner` (None: anyone) has usage for, sorted.
 
     A skip scan over the (provider, model) index: a couple of seeks per distinct pair instead of
     reading one index entry per request. (A row-value `(provider, model) > (?, ?)` would seek on
@@ -228,6 +228,8 @@ def filter_options(engine: Engine) -> list[tuple[str, str]]:
     """
     c = usage.c
     first = select(c.provider, c.model).order_by(c.provider, c.model).limit(1)
+    if owner is not None:  # the same skip scan on (owner, provider, model)
+        first = first.where(c.owner == owner)
     found: list[tuple[str, str]] = []
     with engine.connect() as conn:
         row = conn.execute(first).first()
@@ -241,19 +243,26 @@ def filter_options(engine: Engine) -> list[tuple[str, str]]:
     return found
 
 
-def conversation_titles(engine: Engine, ids: Iterable[str]) -> dict[str, str]:
-    """Titles of the given conversations (missing ones are left out)."""
+def conversation_titles(
+    engine: Engine, ids: Iterable[str], owner: str | None = LOCAL_OWNER_ID
+) -> dict[str, str]:
+    """Titles of the given conversations of `owner` (None: anyone's); others and missing ones are left out."""
     wanted = list(ids)
     if not wanted:
         return {}
     query = select(conversations.c.id, conversations.c.title).where(conversations.c.id.in_(wanted))
+    if owner is not None:
+        query = query.where(conversations.c.owner == owner)
     with engine.connect() as conn:
         return {r.id: r.title for r in conn.execute(query)}
 
 
-def experiment_options(engine: Engine) -> list[tuple[str, str]]:
-    """The experiments that have usage rows, as (id, name), the most recently edited first."""
+def experiment_options(engine: Engine, owner: str | None = LOCAL_OWNER_ID) -> list[tuple[str, str]]:
+    """The experiments that have usage rows of `owner` (None: anyone's), as (id, name), the most
+    recently edited first."""
     spent = exists().where(usage.c.experiment_id == experiments.c.id)  # a seek on ix_usage_experiment
+    if owner is not None:
+        spent = spent.where(usage.c.owner == owner)
     query = (
         select(experiments.c.id, experiments.c.name)
         .where(spent)

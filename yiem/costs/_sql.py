@@ -111,7 +111,8 @@ def _in_hours(usage_filter: UsageFilter) -> list[ColumnElement[bool]]:
     ]
 
 
-_KEYS = ("provider", "model", "stop_reason")
+# The owner is a key too: an admin's page breaks the team's figures down per person from the cube.
+_KEYS = ("provider", "model", "stop_reason", "owner")
 
 
 def _raw_hours(usage_filter: UsageFilter, full: bool) -> Select[Any]:
@@ -138,6 +139,8 @@ def _rollup_hours(usage_filter: UsageFilter, first: int, last: int, full: bool) 
         query = query.where(h.provider.in_(usage_filter.providers))
     if usage_filter.models:
         query = query.where(h.model.in_(usage_filter.models))
+    if usage_filter.owner is not None:
+        query = query.where(h.owner == usage_filter.owner)
     return query
 
 
@@ -205,6 +208,8 @@ def per_conversation(usage_filter: UsageFilter) -> Any:
         query = query.where(r.model.in_(usage_filter.models))
     if usage_filter.conversation_id is not None:
         query = query.where(r.conversation_id == usage_filter.conversation_id)
+    if usage_filter.owner is not None:
+        query = query.where(r.owner == usage_filter.owner)
     query = query.group_by(r.conversation_id)
     if not edges:
         return query.subquery()

@@ -21,6 +21,7 @@ from yiem.experiments._outcome import ItemOutcome
 from yiem.experiments._results import ExperimentResult, RunStatus
 from yiem.experiments._spec import RunSpec
 from yiem.experiments._variant import Variant
+from yiem.identity import LOCAL_OWNER_ID
 from yiem.store import (
     ConversationStore,
     StoreError,
@@ -71,9 +72,11 @@ class RunRecord:
 class ExperimentStore:
     """Reads and writes experiments, runs and outcomes on the store's engine."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, owner: str = LOCAL_OWNER_ID) -> None:
+        # The experiments are the team's; the transcripts and usage rows of a run are its runner's.
         self.engine = engine
-        self.conversations = ConversationStore(engine)
+        self.owner = owner
+        self.conversations = ConversationStore(engine, owner)
 
     # experiments
 
@@ -256,6 +259,7 @@ class ExperimentStore:
                     created_ms=now,
                     updated_ms=now,
                     hidden=True,
+                    owner=self.owner,
                 )
             )
             if outcome.messages:
@@ -272,7 +276,7 @@ class ExperimentStore:
                         for position, message in enumerate(outcome.messages)
                     ],
                 )
-            tags = {"experiment_id": experiment_id, "run_id": run_id}
+            tags = {"experiment_id": experiment_id, "run_id": run_id, "owner": self.owner}
             rows = [
                 {**usage_row(message, None, conversation_id), **tags, "price_known": message.cost is not None}
                 for message in outcome.messages

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import BigInteger, Column, Index, String, Table, Text
 
-from yiem.store._schema import metadata
+from yiem.store._schema import metadata, owner_column
 
 # Who voted, when, on which prompt, the two models as shown (left, right) and the verdict:
 # left, right, tie or both_bad. `tag` lets the leaderboard be filtered (e.g. a project or task).
@@ -19,5 +19,7 @@ compare_votes = Table(
     Column("right_model", Text, nullable=False),
     Column("verdict", String(16), nullable=False),
     Column("tag", Text, nullable=False, default=""),
+    owner_column(),  # who may see the vote (schema version 11); `voter` is only the name shown
     Index("ix_compare_votes_created", "created_ms"),
+    Index("ix_compare_votes_owner_created", "owner", "created_ms"),
 )

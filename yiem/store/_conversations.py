@@ -11,13 +11,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
-from sqlalchemy import delete, false, func, insert, select, update
+from sqlalchemy import ColumnElement, delete, false, func, insert, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
 from yiem.redaction import redact, redact_data
 from yiem.store._errors import ConversationNotFoundError, StoreError
-from yiem.store._schema import conversations, fold_title, messages, usage
+from yiem.store._schema import OWNER_DEFAULT, conversations, fold_title, messages, usage
 from yiem.store._usage_rows import usage_row
 from yiem.types import AgentMessage, AssistantMessage, AssistantMessageToolCall, LlmModel
 
@@ -79,9 +79,10 @@ def _conversation(row: Any) -> Conversation:
 
 def _missing(conversation_id: str, consequence: str = "") -> ConversationNotFoundError:
     # One sentence for every path, as a person who deleted it in another tab would understand it.
+    # Another person's conversation reads the same: its owner's rows are never read to tell them apart.
     return ConversationNotFoundError(
-        "This conversation no longer exists (it was deleted, perhaps in another tab or window; "
-        f"id {conversation_id})." + consequence
+        "This conversation no longer exists or is not yours (it was deleted, perhaps in another tab "
+        f"or window, or it belongs to someone else; id {conversation_id})." + consequence
     )
 
 
@@ -90,10 +91,18 @@ def _escape_like(text: str) -> str:
 
 
 class ConversationStore:
-    """Reads and writes conversations; every write is its own transaction, so a crash loses little."""
+    """One person's conversations: every query is scoped to `owner` in SQL; each write is one transaction."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, owner: str = OWNER_DEFAULT) -> None:
         self.engine = engine
+        self.owner = owner
+
+    def _mine(self, conversation_id: str) -> ColumnElement[bool]:
+        return (conversations.c.id == conversation_id) & (conversations.c.owner == self.owner)
+
+    def _owned_ids(self) -> Any:
+        # Messages carry no owner of their own: they are reached through an owned conversation.
+        return select(conversations.c.id).where(conversations.c.owner == self.owner)
 
     # conversations
 
@@ -116,6 +125,7 @@ class ConversationStore:
             "created_ms": now,
             "updated_ms": now,
             "setup": None if setup is None else _setup_json(setup),
+            "owner": self.owner,
         }
         with self.engine.begin() as conn:
             conn.execute(insert(conversations).values(**row))
@@ -124,7 +134,7 @@ class ConversationStore:
     def get(self, conversation_id: str) -> Conversation:
         """The conversation with this id, or `ConversationNotFoundError`."""
         with self.engine.connect() as conn:
-            row = conn.execute(select(conversations).where(conversations.c.id == conversation_id)).first()
+            row = conn.execute(select(conversations).where(self._mine(conversation_id))).first()
         if row is None:
             raise _missing(conversation_id)
         return _conversation(row)
@@ -132,16 +142,14 @@ class ConversationStore:
     def exists(self, conversation_id: str) -> bool:
         """Whether a conversation with this id is stored."""
         with self.engine.connect() as conn:
-            found = conn.execute(
-                select(conversations.c.id).where(conversations.c.id == conversation_id)
-            ).first()
+            found = conn.execute(select(conversations.c.id).where(self._mine(conversation_id))).first()
         return found is not None
 
     def list_conversations(self, search: str = "", limit: int = 200) -> list[Conversation]:
         """Most recently updated first, hidden ones left out; `search` keeps titles that contain it."""
         query = (
             select(conversations)
-            .where(conversations.c.hidden == false())
+            .where(conversations.c.owner == self.owner, conversations.c.hidden == false())
             .order_by(conversations.c.updated_ms.desc())
             .limit(limit)
         )
@@ -155,7 +163,11 @@ class ConversationStore:
         """The setup of the conversation sent to most recently (hidden ones left out), if any has one."""
         query = (
             select(conversations.c.setup)
-            .where(conversations.c.hidden == false(), conversations.c.setup.is_not(None))
+            .where(
+                conversations.c.owner == self.owner,
+                conversations.c.hidden == false(),
+                conversations.c.setup.is_not(None),
+            )
             .order_by(conversations.c.updated_ms.desc())
             .limit(1)
         )
@@ -195,7 +207,7 @@ class ConversationStore:
         with self.engine.begin() as conn:
             result = conn.execute(
                 update(conversations)
-                .where(conversations.c.id == conversation_id)
+                .where(self._mine(conversation_id))
                 .values(**values, updated_ms=_now_ms())
             )
         if result.rowcount == 0:
@@ -204,8 +216,9 @@ class ConversationStore:
     def delete(self, conversation_id: str) -> None:
         """Remove the conversation and its messages; its usage rows stay (money spent stays spent)."""
         with self.engine.begin() as conn:
-            conn.execute(delete(messages).where(messages.c.conversation_id == conversation_id))
-            result = conn.execute(delete(conversations).where(conversations.c.id == conversation_id))
+            result = conn.execute(delete(conversations).where(self._mine(conversation_id)))
+            if result.rowcount:  # only the owner's: messages of a conversation they do not own stay
+                conn.execute(delete(messages).where(messages.c.conversation_id == conversation_id))
         if result.rowcount == 0:
             raise _missing(conversation_id)
 
@@ -233,9 +246,7 @@ class ConversationStore:
                 with self.engine.begin() as conn:
                     now = _now_ms()
                     touched = conn.execute(
-                        update(conversations)
-                        .where(conversations.c.id == conversation_id)
-                        .values(updated_ms=now)
+                        update(conversations).where(self._mine(conversation_id)).values(updated_ms=now)
                     )
                     if touched.rowcount == 0:
                         raise _missing(conversation_id, " The message was not saved.")
@@ -257,7 +268,8 @@ class ConversationStore:
                     if isinstance(message, AssistantMessage | AssistantMessageToolCall):
                         conn.execute(
                             insert(usage).values(
-                                **usage_row(message, model, conversation_id, usage_estimated)
+                                **usage_row(message, model, conversation_id, usage_estimated),
+                                owner=self.owner,
                             )
                         )
                 return position
@@ -271,7 +283,10 @@ class ConversationStore:
         with self.engine.connect() as conn:
             rows = conn.execute(
                 select(messages.c.position, messages.c.data)
-                .where(messages.c.conversation_id == conversation_id)
+                .where(
+                    messages.c.conversation_id == conversation_id,
+                    messages.c.conversation_id.in_(self._owned_ids()),
+                )
                 .order_by(messages.c.position)
             ).all()
         loaded: list[AgentMessage] = []
@@ -288,21 +303,26 @@ class ConversationStore:
     def truncate(self, conversation_id: str, keep: int) -> None:
         """Keep only the first `keep` messages (to regenerate or resend from an earlier point)."""
         with self.engine.begin() as conn:
+            touched = conn.execute(
+                update(conversations).where(self._mine(conversation_id)).values(updated_ms=_now_ms())
+            )
+            if touched.rowcount == 0:
+                raise _missing(conversation_id)
             conn.execute(
                 delete(messages).where(
                     messages.c.conversation_id == conversation_id, messages.c.position >= keep
                 )
-            )
-            conn.execute(
-                update(conversations)
-                .where(conversations.c.id == conversation_id)
-                .values(updated_ms=_now_ms())
             )
 
     def replace_messages(self, conversation_id: str, new_messages: Sequence[AgentMessage]) -> None:
         """Store these messages as the whole conversation, without usage rows (used by import)."""
         now = _now_ms()
         with self.engine.begin() as conn:
+            touched = conn.execute(
+                update(conversations).where(self._mine(conversation_id)).values(updated_ms=now)
+            )
+            if touched.rowcount == 0:
+                raise _missing(conversation_id)
             conn.execute(delete(messages).where(messages.c.conversation_id == conversation_id))
             if new_messages:
                 conn.execute(

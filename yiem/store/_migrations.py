@@ -8,8 +8,10 @@ from sqlalchemy import Connection, Engine, bindparam, delete, func, insert, insp
 from sqlalchemy.schema import CreateIndex
 
 from yiem.store._errors import SchemaTooNewError
-from yiem.store._rollups import ROLLUPS, install_rollup
+from yiem.store._rollups import ROLLUPS, drop_rollup, install_rollup
 from yiem.store._schema import (
+    OWNER_DEFAULT,
+    OWNER_WIDENED_INDEXES,
     conversations,
     fold_title,
     metadata,
@@ -48,11 +50,14 @@ def _migrate_2_to_3(conn: Connection) -> None:
 
 def _migrate_3_to_4(conn: Connection) -> None:
     # Version 4 adds usage_hourly, kept by a trigger, and fills it from the existing usage rows.
+    # The rollup is today's, which sums per owner: the owner column comes first (version 11's).
+    _add_owner_columns(conn)
     install_rollup(conn, usage_hourly)
 
 
 def _migrate_4_to_5(conn: Connection) -> None:
     # Version 5 adds usage_conversation_hourly the same way.
+    _add_owner_columns(conn)
     install_rollup(conn, usage_conversation_hourly)
 
 
@@ -114,6 +119,33 @@ def _migrate_9_to_10(conn: Connection) -> None:
         conn.execute(text("ALTER TABLE conversations ADD COLUMN setup TEXT"))
 
 
+_OWNED_TABLES = ("conversations", "usage", "compare_votes")
+
+
+def _add_owner_columns(conn: Connection) -> None:
+    # Every existing row goes to the one local user, who had them all before sign-in existed.
+    existing = set(inspect(conn).get_table_names())
+    for table_name in _OWNED_TABLES:
+        if table_name in existing and "owner" not in {
+            c["name"] for c in inspect(conn).get_columns(table_name)
+        }:
+            conn.execute(
+                text(f"ALTER TABLE {table_name} ADD COLUMN owner TEXT NOT NULL DEFAULT '{OWNER_DEFAULT}'")
+            )
+
+
+def _migrate_10_to_11(conn: Connection) -> None:
+    # Version 11 gives conversations, usage rows and votes an owner (sign-in, issue 11). The
+    # covering indexes now hold the owner, so they are made again (by _ensure_indexes), and the
+    # rollups sum per owner, so they are made again and refilled from the rows.
+    _add_owner_columns(conn)
+    for index_name in OWNER_WIDENED_INDEXES:
+        conn.execute(text(f"DROP INDEX IF EXISTS {index_name}"))
+    for rollup in ROLLUPS:
+        drop_rollup(conn, rollup)
+        install_rollup(conn, rollup)
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
@@ -124,6 +156,7 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     7: _migrate_7_to_8,
     8: _migrate_8_to_9,
     9: _migrate_9_to_10,
+    10: _migrate_10_to_11,
 }
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 
@@ -135,9 +168,12 @@ def _ensure_indexes(conn: Connection) -> None:
     for table in metadata.sorted_tables:
         if table.name not in existing_tables:
             continue
+        # A step before the one adding a column (the owner, version 11) leaves that column's indexes
+        # to the final pass.
+        columns = {c["name"] for c in inspect(conn).get_columns(table.name)}
         # IF NOT EXISTS rather than reflection, which skips expression indexes (ix_usage_hour).
         for index in table.indexes:
-            if index.name not in present:
+            if index.name not in present and {c.name for c in index.columns} <= columns:
                 conn.execute(CreateIndex(index, if_not_exists=True))
 
 

@@ -19,6 +19,7 @@ _ROW_SQL: dict[str, str] = {
     "provider": "{r}provider",
     "model": "{r}model",
     "stop_reason": "{r}stop_reason",
+    "owner": "{r}owner",
     "requests": "1",
     "errors": f"CASE WHEN {{r}}stop_reason = '{ERROR_STOP_REASON}' THEN 1 ELSE 0 END",
     **{
@@ -104,3 +105,14 @@ def install_rollup(conn: Connection, table: Table) -> None:
         conn.execute(text(statement))
     conn.execute(delete(table))
     conn.execute(text(_rollup_insert(table) + _rollup_select(table, "usage")))
+
+
+def drop_rollup(conn: Connection, table: Table) -> None:
+    """Remove the rollup `table` and its trigger (a migration that changes its keys makes it again)."""
+    name = f"{table.name}_add"
+    if conn.dialect.name == "postgresql":
+        conn.execute(text(f"DROP TRIGGER IF EXISTS {name} ON usage"))
+        conn.execute(text(f"DROP FUNCTION IF EXISTS {name}()"))
+    else:
+        conn.execute(text(f"DROP TRIGGER IF EXISTS {name}"))
+    conn.execute(text(f"DROP TABLE IF EXISTS {table.name}"))

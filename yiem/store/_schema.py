@@ -23,6 +23,14 @@ from sqlalchemy import (
 
 metadata = MetaData()
 
+# Who a row belongs to (yiem.identity.Owner.id); rows from before version 11 belong to the local user.
+OWNER_DEFAULT = "local"
+
+
+def owner_column() -> Column[str]:
+    """The owner column every per-person table has; every query of the store filters on it."""
+    return Column("owner", Text, nullable=False, default=OWNER_DEFAULT, server_default=OWNER_DEFAULT)
+
 
 def fold_title(title: str) -> str:
     """Title search's one case rule: Unicode case folding (`str.casefold`), applied in Python only.
@@ -58,7 +66,9 @@ conversations = Table(
     # The conversation's setup as JSON (provider, model, base URL, system prompt, temperature, max
     # tokens, tools, tool mode; never a key); NULL for conversations saved before version 10.
     Column("setup", Text, nullable=True),
+    owner_column(),
     Index("ix_conversations_updated", "updated_ms"),
+    Index("ix_conversations_owner_updated", "owner", "updated_ms"),  # each person's sidebar
 )
 
 messages = Table(
@@ -121,7 +131,9 @@ usage = Table(
     # Costs page can filter by experiment.
     Column("experiment_id", String(36), nullable=True),
     Column("run_id", String(36), nullable=True),
+    owner_column(),
     Index("ix_usage_created", "created_ms"),
+    Index("ix_usage_owner_created", "owner", "created_ms"),  # one person's first and last request
     Index("ix_usage_experiment", "experiment_id", "run_id"),
     # The few estimated rows, in time order: the Costs page counts them without reading the rest.
     Index(
@@ -153,8 +165,10 @@ usage = Table(
         "cost_total",
         "latency_ms",
         "ttft_ms",
+        "owner",
     ),
-    Index("ix_usage_provider_model", "provider", "model"),  # the page's filter choices
+    Index("ix_usage_provider_model", "provider", "model"),
+    Index("ix_usage_owner_provider_model", "owner", "provider", "model"),  # one person's filter choices
     # The Costs page's charts: requests in UTC-hour order, then grouped by model and stop reason,
     # so summing them per hour needs no sort (yiem.costs groups the hours into local days).
     Index(
@@ -163,6 +177,7 @@ usage = Table(
         "provider",
         "model",
         "stop_reason",
+        "owner",
         "created_ms",
         *_USAGE_COUNT_COLUMNS,
     ),
@@ -175,9 +190,12 @@ usage = Table(
         "provider",
         "model",
         "stop_reason",
+        "owner",
         *_USAGE_COUNT_COLUMNS,
     ),
 )
+# Made again by migration 11, which added the owner to the columns they hold.
+OWNER_WIDENED_INDEXES = ("ix_usage_dashboard", "ix_usage_hour", "ix_usage_conversation_totals")
 
 # The stop reason of a failed request; the rollups count these as errors.
 ERROR_STOP_REASON = "error"
@@ -193,7 +211,7 @@ def _count_columns(*extra: Column[Any]) -> list[Column[Any]]:
     ]
 
 
-# Per hour, provider, model and stop reason: the cube, the headline, the previous period.
+# Per hour, provider, model, stop reason and owner: the cube, the headline, the previous period.
 usage_hourly = Table(
     "usage_hourly",
     metadata,
@@ -201,6 +219,7 @@ usage_hourly = Table(
     Column("provider", Text, nullable=False),
     Column("model", Text, nullable=False),
     Column("stop_reason", Text, nullable=False),
+    Column("owner", Text, nullable=False),
     *_count_columns(
         Column("cost_input", Float, nullable=False),
         Column("cost_output", Float, nullable=False),
@@ -209,11 +228,11 @@ usage_hourly = Table(
         Column("unpriced_tokens", BigInteger, nullable=False),
     ),
     # In hour order, so the page's range is one seek and its hours come out grouped.
-    PrimaryKeyConstraint("hour", "provider", "model", "stop_reason"),
+    PrimaryKeyConstraint("hour", "provider", "model", "stop_reason", "owner"),
     sqlite_with_rowid=False,
 )
 
-# Per conversation ('' for none), hour, provider and model: the most expensive conversations.
+# Per conversation ('' for none), hour, provider, model and owner: the most expensive conversations.
 usage_conversation_hourly = Table(
     "usage_conversation_hourly",
     metadata,
@@ -221,12 +240,13 @@ usage_conversation_hourly = Table(
     Column("hour", BigInteger, nullable=False),
     Column("provider", Text, nullable=False),
     Column("model", Text, nullable=False),
+    Column("owner", Text, nullable=False),
     *_count_columns(
         Column("errors", BigInteger, nullable=False),
         Column("last_ms", BigInteger, nullable=False),
     ),
     # In conversation order, so grouping conversations walks it without a sort.
-    PrimaryKeyConstraint("conversation_id", "hour", "provider", "model"),
+    PrimaryKeyConstraint("conversation_id", "hour", "provider", "model", "owner"),
     sqlite_with_rowid=False,
 )
 
