@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import bootstrap
+from ui import account, bootstrap
 from yiem.store import StoreError
 
 st.set_page_config(page_title="yiem", page_icon=":material/forum:", layout="wide")
@@ -14,6 +14,7 @@ except StoreError as error:
     st.caption("Check YIEM_DATABASE_URL (or the folder ~/.local/share/yiem/), then reload this page.")
     st.stop()
 
+account.draw_account(bootstrap.owner())
 page = st.navigation(
     [
         st.Page("ui/pages/chat.py", title="Chat", icon=":material/chat:", default=True),

@@ -1,6 +1,7 @@
 """The Streamlit session's objects: store, model settings, tools and chat, created once per session.
 
 Keys in `st.session_state` that pages rely on:
+- `owner` (yiem.identity.Owner: who is signed in, or the local user; every store query is theirs),
 - `store` (ConversationStore), `chat` (ChatSession), `settings` (ChatSettings),
 - `tool_registry` (ToolRegistry), `mcp_clients` (server name -> McpClient),
   `mcp_errors` (server name -> why it could not start), `enabled_tools` (set of tool names),
@@ -18,6 +19,7 @@ from typing import Any
 import streamlit as st
 from sqlalchemy.engine import Engine
 
+from ui import account
 from yiem.chat import (
     ChatSession,
     ChatSettings,
@@ -28,6 +30,7 @@ from yiem.chat import (
     stored_setup,
 )
 from yiem.explorer import ServerQuestions
+from yiem.identity import Owner
 from yiem.mcp import McpClient, McpConfigError, McpError, connect_server, load_mcp_config
 from yiem.redaction import install_log_redaction, redact
 from yiem.store import ConversationStore, StoreError, create_store_engine, database_url
@@ -46,14 +49,23 @@ def secret(name: str) -> str:
 
 
 def ensure_session() -> None:
-    """Create whatever this session lacks; cheap when everything is there already."""
+    """Create whatever this session lacks; cheap when everything is there already.
+
+    With sign-in on and nobody signed in, draws the sign-in page and stops (see ui.account)."""
     state: Any = st.session_state
+    owner = account.current_owner()
+    if "owner" in state and state["owner"].id != owner.id:
+        # Another person in this browser session (signed out, then in as someone else): nothing of
+        # the previous person's (open conversation, settings, typed keys, tools) may stay.
+        for key in list(state.keys()):
+            del state[key]
+    state["owner"] = owner
     if "settings" not in state:
         # Before anything is stored, logged or shown: every secret the server holds is masked.
         install_log_redaction()
         register_server_secrets(secret)
     if "store" not in state:
-        state["store"] = ConversationStore(store_engine(database_url()))
+        state["store"] = ConversationStore(store_engine(database_url()), owner.id)
     if "chat" not in state:
         state["chat"] = ChatSession(state["store"])
     if "settings" not in state:
@@ -67,11 +79,11 @@ def ensure_session() -> None:
         state["mcp_clients"] = clients
         state["mcp_errors"] = errors
         # When Streamlit drops this session, its MCP servers (child processes, HTTP sessions) end too.
-        # The owner is referenced only from session state; clients refer back to the registry, so
+        # The holder is referenced only from session state; clients refer back to the registry, so
         # neither of those could carry the finalizer.
-        owner = _SessionResources()
-        weakref.finalize(owner, _close_clients, clients)
-        state["yiem_session_resources"] = owner
+        holder = _SessionResources()
+        weakref.finalize(holder, _close_clients, clients)
+        state["yiem_session_resources"] = holder
     if "enabled_tools" not in state:
         state["enabled_tools"] = set()
 
@@ -136,12 +148,16 @@ def connect_mcp_servers(
     return registry, clients, errors
 
 
-def may_change_mcp_config() -> bool:
-    """Whether this session may write mcp.json, which every later session starts from.
+def owner() -> Owner:
+    """The person using this session (the local user without sign-in)."""
+    found: Owner | None = st.session_state.get("owner")
+    return found if found is not None else account.current_owner()
 
-    Sign-in does not exist yet, so the one person of `make run` may. Hook for sign-in (issue 11):
-    once it lands, this answers "is the signed-in user an admin"."""
-    return True
+
+def may_change_mcp_config() -> bool:
+    """Whether this session may write mcp.json, which every later session starts from: an admin
+    (without sign-in, the one person of `make run` is)."""
+    return owner().is_admin
 
 
 def settings() -> ChatSettings:

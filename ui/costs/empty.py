@@ -11,7 +11,7 @@ DEMO_ROWS = 5_000
 DEMO_DAYS = 90
 
 
-def draw_empty_store(engine: Engine) -> None:
+def draw_empty_store(engine: Engine, owner: str) -> None:
     """Says where the figures come from and offers demo data; the button writes it and reruns."""
     st.info(
         "No usage recorded yet. Every reply in **Chat** records its tokens, cost and timing here.\n\n"
@@ -21,6 +21,6 @@ def draw_empty_store(engine: Engine) -> None:
     )
     if st.button("Load demo data", type="primary", icon=":material/dataset:"):
         with st.spinner("Writing demo usage…"):
-            seed_demo(engine, DEMO_ROWS, days=DEMO_DAYS)
+            seed_demo(engine, DEMO_ROWS, days=DEMO_DAYS, owner=owner)
         st.cache_data.clear()
         st.rerun()

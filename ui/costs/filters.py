@@ -29,15 +29,16 @@ class CostsView:
 
 
 @st.cache_data(ttl=30, show_spinner=False)
-def provider_models(url: str) -> list[tuple[str, str]]:
-    """The filter's choices: every provider/model with usage (cached briefly: they rarely change)."""
-    return costs.filter_options(store_engine(url))
+def provider_models(url: str, owner: str | None) -> list[tuple[str, str]]:
+    """The filter's choices: every provider/model `owner` (None: anyone) has usage for (cached briefly:
+    they rarely change)."""
+    return costs.filter_options(store_engine(url), owner)
 
 
 @st.cache_data(ttl=30, show_spinner=False)
-def experiment_names(url: str) -> dict[str, str]:
-    """The experiment filter's choices: id -> name of each experiment with usage (cached briefly)."""
-    return dict(costs.experiment_options(store_engine(url)))
+def experiment_names(url: str, owner: str | None) -> dict[str, str]:
+    """The experiment filter's choices: id -> name of each experiment with `owner`'s usage (cached)."""
+    return dict(costs.experiment_options(store_engine(url), owner))
 
 
 def _remember_experiment() -> None:
@@ -67,11 +68,12 @@ def _choose_experiment(slot: Any, names: dict[str, str], current: str | None) ->
     return current
 
 
-def read_view(url: str, stored: tuple[int, int], now_ms: int) -> CostsView:
-    """Draws the filters bound to the URL and returns the view they ask for (stops the page on bad dates)."""
+def read_view(url: str, stored: tuple[int, int], now_ms: int, owner: str | None) -> CostsView:
+    """Draws the filters bound to the URL and returns the view of `owner`'s usage (None: the whole
+    team's) they ask for (stops the page on bad dates)."""
     zone_default = st.context.timezone or "UTC"
     zones = ZONES if zone_default in ZONES else [zone_default, *ZONES]
-    pairs = provider_models(url)
+    pairs = provider_models(url, owner)
 
     top_row = st.columns([2, 2, 2])
     # The URL keeps the label (?period=Last+7+days): bound widgets store their displayed option.
@@ -85,7 +87,7 @@ def read_view(url: str, stored: tuple[int, int], now_ms: int) -> CostsView:
     dates = _custom_dates(top_row[2], tz, now_ms) if period == "custom" else None
 
     # The experiment filter shows once some experiment has usage (or a link names one).
-    names = experiment_names(url)
+    names = experiment_names(url, owner)
     wanted = st.query_params.get("experiment") or None
     with_experiments = bool(names) or wanted is not None
     filters = st.columns([2, 2, 2, 3] if with_experiments else [2, 2, 3])
@@ -112,6 +114,7 @@ def read_view(url: str, stored: tuple[int, int], now_ms: int) -> CostsView:
             providers=tuple(providers),
             models=tuple(models),
             experiment_id=experiment,
+            owner=owner,
         )
     except costs.UsageFilterError as error:
         st.error(str(error))
@@ -148,7 +151,7 @@ def choose_conversation(engine: Engine, view: CostsView, top: list[costs.Breakdo
         options.insert(1, current)
     titles = {r.conversation_id: r.label for r in top if r.conversation_id}
     if current and current not in titles:  # a shared link to a conversation outside the top 50
-        titles.update(costs.conversation_titles(engine, [current]))
+        titles.update(costs.conversation_titles(engine, [current], view.base.owner))
     with view.conversation_slot:
         st.selectbox(
             "Conversation",

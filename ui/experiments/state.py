@@ -6,7 +6,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui.bootstrap import store_engine
+from ui.bootstrap import owner, store_engine
 from yiem.experiments import BackgroundRun, ExperimentDraft, ExperimentStore, Variant
 from yiem.providers import PRESETS
 from yiem.store import database_url
@@ -19,7 +19,7 @@ WIDGET_PREFIX = "exp_w_"  # every editing widget's key starts with it, so openin
 
 
 def experiment_store() -> ExperimentStore:
-    return ExperimentStore(store_engine(database_url()))
+    return ExperimentStore(store_engine(database_url()), owner().id)
 
 
 def draft() -> ExperimentDraft:

@@ -64,7 +64,9 @@ def _open_from_url() -> None:
         try:
             chat.open(wanted)
         except ConversationNotFoundError:
-            st.warning("That conversation no longer exists; here is a new chat instead.")
+            st.warning(
+                "That conversation no longer exists or is not yours to open; here is a new chat instead."
+            )
             del st.query_params["c"]
             chat.new()
         except StoreError as error:

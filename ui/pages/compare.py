@@ -23,7 +23,10 @@ st.caption("One prompt to several models at once: their answers side by side, wh
 specs = draw_column_settings()
 blind = st.toggle("Blind vote: two columns, names hidden and order shuffled until you vote", key="cmp_blind")
 tag = st.text_input("Tag for votes", key="cmp_tag", placeholder="optional, to filter the leaderboard")
-votes = VoteStore(st.session_state["store"].engine)
+owner = bootstrap.owner()
+votes = VoteStore(st.session_state["store"].engine, owner.id)
+# An admin's leaderboard counts the whole team's votes; everyone else's, their own.
+board_votes = VoteStore(votes.engine, None) if owner.signed_in and owner.is_admin else votes
 
 comparison: Comparison | None = st.session_state.get(RUN)
 prompt = st.chat_input("One prompt for every column", key="cmp_prompt")
@@ -58,4 +61,4 @@ if comparison is not None:
         if st.session_state.get(BLIND):
             draw_vote(comparison, votes, st.session_state.get("compare_last_prompt", ""), tag.strip())
 
-draw_leaderboard(votes)
+draw_leaderboard(board_votes)

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from ui.bootstrap import store_engine
+from ui.bootstrap import owner, store_engine
 from ui.costs.charts import draw_charts
 from ui.costs.empty import draw_empty_store
 from ui.costs.filters import choose_conversation, read_view
@@ -24,14 +24,18 @@ TOP_CONVERSATIONS = 15
 
 st.title("Costs")
 
-# The URL and state: the store, and the filters (each bound to the URL, so a view can be shared).
+# The URL and state: the store, whose usage (each person their own; an admin may take the whole
+# team's), and the filters (each bound to the URL, so a view can be shared).
 url = database_url()
 engine = store_engine(url)
-stored = costs.data_range(engine)
+person = owner()
+team = person.signed_in and person.is_admin and st.toggle("The whole team", value=True, key="costs_team")
+scope = None if team else person.id
+stored = costs.data_range(engine, costs.UsageFilter(owner=scope))
 if stored is None:
-    draw_empty_store(engine)
+    draw_empty_store(engine, person.id)
     st.stop()
-view = read_view(url, stored, now_ms=int(time.time() * 1000))
+view = read_view(url, stored, now_ms=int(time.time() * 1000), owner=scope)
 usage_filter = replace(view.base, conversation_id=view.conversation)
 
 # The data: one dashboard query for the view; its top conversations are the conversation filter's choices.
@@ -59,8 +63,9 @@ if data.estimated_requests:
         "tokens and cost are estimates (the `estimated` column of the CSV)."
     )
 draw_charts(data.summary, view.tz)
-by_model, by_provider, by_conversation, by_stop, prices = st.tabs(
-    ["By model", "By provider", "By conversation", "By stop reason", "Prices"]
+names = ["By model", "By provider", "By conversation", "By stop reason", "Prices"]
+by_model, by_provider, by_conversation, by_stop, prices, *by_person = st.tabs(
+    [*names, "By person"] if team else names, default="By person" if team else None
 )
 with by_model:
     draw_models_table(model_rows)
@@ -74,6 +79,9 @@ with prices:
     if price_error is not None:
         st.error(f"The models file could not be read, so prices cannot be shown: {price_error}")
     draw_prices(listed)
+for tab in by_person:  # the team's costs per person (an admin's view only)
+    with tab:
+        draw_breakdown(data.summary.breakdown("owner"), "Person", "owner")
 st.download_button(
     f"Download the {now.requests:,} filtered requests (CSV)",
     lambda: "".join(costs.iter_csv(engine, usage_filter)),

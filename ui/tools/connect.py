@@ -81,7 +81,7 @@ def _load_config() -> tuple[McpConfig, str | None]:
 
 
 def current_policy(config: McpConfig) -> StdioPolicy:
-    return stdio_policy(st.get_option("server.address"), config.allow_stdio_from_ui)
+    return stdio_policy(st.get_option("server.address"), config.allow_stdio_from_ui, bootstrap.owner())
 
 
 def connect(name: str, entry: McpServerConfig, *, typed: bool = False) -> bool:

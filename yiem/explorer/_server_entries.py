@@ -13,6 +13,7 @@ from urllib.parse import urlparse
 from pydantic import BaseModel
 
 from yiem.errors import YiemError
+from yiem.identity import LOCAL_OWNER, Owner
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
@@ -30,8 +31,22 @@ class StdioPolicy(BaseModel):
     reason: str
 
 
-def stdio_policy(server_address: str | None, allow_stdio_from_ui: bool) -> StdioPolicy:
-    """Typed commands run only for an app bound to loopback, or when mcp.json says `allow_stdio_from_ui`."""
+def stdio_policy(
+    server_address: str | None, allow_stdio_from_ui: bool, owner: Owner = LOCAL_OWNER
+) -> StdioPolicy:
+    """Who may start a typed command: with sign-in on, admins only (whatever the address); without,
+    an app bound to loopback, or one whose mcp.json says `allow_stdio_from_ui`."""
+    if owner.signed_in:
+        # Signed in, the person is known: the operator's admins run programs on the server, nobody else.
+        if owner.is_admin:
+            return StdioPolicy(allowed=True, reason="You are signed in as an admin of this app.")
+        return StdioPolicy(
+            allowed=False,
+            reason=(
+                "Only an admin of this app may start programs on the server. Use a server from "
+                "mcp.json or a URL, or ask an admin to add the command."
+            ),
+        )
     if allow_stdio_from_ui:
         return StdioPolicy(allowed=True, reason="mcp.json sets allow_stdio_from_ui: true.")
     address = (server_address or "").strip()

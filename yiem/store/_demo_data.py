@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine, insert
 
-from yiem.store._schema import conversations, usage
+from yiem.store._schema import OWNER_DEFAULT, conversations, usage
 from yiem.types import ModelCost
 
 DAY_MS = 86_400_000
@@ -229,15 +229,21 @@ def seed_demo(
     seed: int = 7,
     price_of: PriceLookup = catalog_price,
     progress: Callable[[int], None] | None = None,
+    owner: str = OWNER_DEFAULT,
 ) -> int:
-    """Insert `rows` demo usage rows (and their conversations) in batches; returns the rows written."""
+    """Insert `rows` demo usage rows (and their conversations) in batches, all `owner`'s; returns the
+    rows written."""
     conv_rows, batches = generate(rows, days=days, end_ms=end_ms, seed=seed, price_of=price_of)
     written = 0
+    # Rows without the key take the column's default (the local user): no copy of a million dicts.
+    mark = {} if owner == OWNER_DEFAULT else {"owner": owner}
     with engine.begin() as conn:
         for begin in range(0, len(conv_rows), BATCH_ROWS):
-            conn.execute(insert(conversations), conv_rows[begin : begin + BATCH_ROWS])
+            conn.execute(
+                insert(conversations), [{**row, **mark} for row in conv_rows[begin : begin + BATCH_ROWS]]
+            )
         for batch in batches:
-            conn.execute(insert(usage), batch)
+            conn.execute(insert(usage), [{**row, **mark} for row in batch] if mark else batch)
             written += len(batch)
             if progress is not None:
                 progress(written)
