@@ -12,6 +12,7 @@ from yiem.explorer import (
     stdio_entry,
     stdio_policy,
 )
+from yiem.identity import Owner
 from yiem.mcp.config import HttpServerConfig, StdioServerConfig, parse_server_entry
 
 
@@ -88,3 +89,12 @@ def test_bad_form_fields_are_named_in_the_error(call: object, message: str) -> N
 
 def test_a_good_name_is_trimmed() -> None:
     assert check_server_name("  my time-server.v2 ", {"other": {}}) == "my time-server.v2"
+
+
+def test_signed_in_only_admins_may_start_typed_commands_whatever_the_address() -> None:
+    person = Owner(id="ann@example.com", label="Ann", signed_in=True)
+    admin = Owner(id="carol@example.com", label="Carol", is_admin=True, signed_in=True)
+    for address, allow in (("127.0.0.1", False), ("0.0.0.0", True)):
+        refused = stdio_policy(address, allow_stdio_from_ui=allow, owner=person)
+        assert not refused.allowed and "Only an admin" in refused.reason
+        assert stdio_policy(address, allow_stdio_from_ui=allow, owner=admin).allowed

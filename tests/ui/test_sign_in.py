@@ -1,0 +1,110 @@
+"""Sign-in under AppTest: off without `[auth]`; with it, the sign-in page for nobody, and once signed in
+each person's own conversations, refusals in words, and the admin's team view of Costs.
+
+(tests/ui/test_browser_sign_in.py does the same against a real OpenID Connect provider in Chromium.)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from streamlit.testing.v1 import AppTest
+
+from yiem.store import ConversationStore, create_store_engine
+from yiem.types import AssistantMessage, LlmUsage, TextContent, UserMessage
+
+ROOT = Path(__file__).resolve().parents[2]
+AUTH = {
+    "redirect_uri": "http://127.0.0.1:8501/oauth2callback",
+    "cookie_secret": "a-cookie-secret-for-the-test",
+    "client_id": "yiem",
+    "client_secret": "a-client-secret-for-the-test",
+    "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration",
+}
+ANN = {"is_logged_in": True, "sub": "a", "email": "ann@example.com", "email_verified": True, "name": "Ann"}
+CAROL = {"is_logged_in": True, "sub": "c", "email": "carol@example.com", "name": "Carol"}
+
+
+def _app(user: dict[str, Any] | None = None, admins: list[str] | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.secrets["auth"] = AUTH
+    if admins is not None:
+        at.secrets["admins"] = {"emails": admins}
+    at.user = user or {"is_logged_in": False}
+    return at
+
+
+def _conversation(db_url: str, owner: str, title: str) -> str:
+    store = ConversationStore(create_store_engine(db_url), owner)
+    found = store.create(title=title)
+    store.append_message(found.id, UserMessage.from_text(title))
+    reply = AssistantMessage(
+        content=[TextContent(text="ok")],
+        provider="local",
+        model="m",
+        usage=LlmUsage(input_tokens=5, output_tokens=1),
+    )
+    store.append_message(found.id, reply)
+    return found.id
+
+
+def _texts(at: AppTest) -> str:
+    return " ".join(
+        str(e.value)
+        for kind in ("markdown", "caption", "warning", "error", "title")
+        for e in getattr(at, kind)
+    )
+
+
+def test_without_an_auth_section_there_is_no_sign_in(db_url: str) -> None:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    assert not at.exception
+    assert at.chat_input and "Signed in" not in _texts(at)
+    assert not [b for b in at.button if b.label == "Sign in"]
+
+
+def test_nobody_signed_in_sees_only_the_sign_in_page(db_url: str) -> None:
+    _conversation(db_url, "local", "A local secret")
+    at = _app().run()
+    assert not at.exception
+    assert [b.label for b in at.button] == ["Sign in"]
+    assert not at.chat_input and "A local secret" not in _texts(at)
+
+
+def test_a_signed_in_person_has_their_own_conversations_and_cannot_open_anothers(db_url: str) -> None:
+    _conversation(db_url, "ann@example.com", "Ann's plan")
+    bobs = _conversation(db_url, "bob@example.com", "Bob's secret")
+    at = _app(ANN).run()
+    assert not at.exception
+    assert "Signed in as **Ann**" in _texts(at)
+    sidebar = " ".join(str(b.label) for b in at.sidebar.button)
+    assert "Ann's plan" in sidebar and "Bob's secret" not in sidebar
+    at.query_params["c"] = bobs
+    at.run()
+    assert any("not yours to open" in w.value for w in at.warning)
+    assert "Bob's secret" not in _texts(at) + " ".join(str(b.label) for b in at.button)
+    assert ConversationStore(create_store_engine(db_url), "bob@example.com").get(bobs).title == "Bob's secret"
+
+
+def test_costs_are_the_persons_own_and_an_admin_sees_the_team_per_person(db_url: str) -> None:
+    _conversation(db_url, "ann@example.com", "Ann's plan")
+    _conversation(db_url, "bob@example.com", "Bob's secret")
+    ann = _app(ANN).run()
+    ann.switch_page("ui/pages/costs.py").run()
+    assert not ann.exception
+    assert {m.label: m.value for m in ann.metric}["Requests"] == "1"
+    assert not ann.toggle  # no team view for a person who is not an admin
+    assert not any("owner" in str(df.value.columns) or "Person" in df.value.columns for df in ann.dataframe)
+
+    carol = _app(CAROL, admins=["carol@example.com"]).run()
+    carol.switch_page("ui/pages/costs.py").run()
+    assert not carol.exception
+    assert {m.label: m.value for m in carol.metric}["Requests"] == "2"
+    per_person = next(df.value for df in carol.dataframe if "Person" in df.value.columns)
+    assert dict(zip(per_person["Person"], per_person["Requests"], strict=True)) == {
+        "ann@example.com": 1,
+        "bob@example.com": 1,
+    }
+    carol.toggle(key="costs_team").set_value(False).run()
+    assert {m.label: m.value for m in carol.metric}.get("Requests") in (None, "0")  # carol's own: none
