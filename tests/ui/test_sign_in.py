@@ -108,3 +108,21 @@ def test_costs_are_the_persons_own_and_an_admin_sees_the_team_per_person(db_url:
     }
     carol.toggle(key="costs_team").set_value(False).run()
     assert {m.label: m.value for m in carol.metric}.get("Requests") in (None, "0")  # carol's own: none
+
+
+def test_signed_in_only_an_admin_may_add_a_command_or_save_to_mcp_json(db_url: str) -> None:
+    # Signed in, the rule is the person's role, whatever address the app listens on.
+    ann = _app(ANN).run()
+    ann.switch_page("ui/pages/tools.py").run()
+    ann.radio(key="tools-add-kind").set_value("Command (stdio)").run()
+    assert not ann.exception
+    assert any("Only an admin of this app may start programs" in w.value for w in ann.warning)
+    assert ann.button(key="tools-add-connect").disabled
+    assert ann.checkbox(key="tools-add-save").disabled
+
+    carol = _app(CAROL, admins=["carol@example.com"]).run()
+    carol.switch_page("ui/pages/tools.py").run()
+    carol.radio(key="tools-add-kind").set_value("Command (stdio)").run()
+    assert not any("Only an admin" in w.value for w in carol.warning)
+    assert not carol.button(key="tools-add-connect").disabled
+    assert not carol.checkbox(key="tools-add-save").disabled
