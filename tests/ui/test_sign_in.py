@@ -126,3 +126,19 @@ def test_signed_in_only_an_admin_may_add_a_command_or_save_to_mcp_json(db_url: s
     assert not any("Only an admin" in w.value for w in carol.warning)
     assert not carol.button(key="tools-add-connect").disabled
     assert not carol.checkbox(key="tools-add-save").disabled
+
+
+def test_the_next_person_in_the_same_session_inherits_nothing(db_url: str) -> None:
+    anns = _conversation(db_url, "ann@example.com", "Ann's plan")
+    at = _app(ANN)
+    at.query_params["c"] = anns
+    at.run()
+    assert at.session_state["chat"].conversation_id == anns
+    at.user = {"is_logged_in": True, "sub": "b", "email": "bob@example.com", "name": "Bob"}
+    at.query_params.pop("c", None)
+    at.run()
+    assert not at.exception
+    assert at.session_state["owner"].id == "bob@example.com"
+    assert at.session_state["chat"].conversation_id is None
+    assert at.session_state["store"].owner == "bob@example.com"
+    assert "Ann's plan" not in " ".join(str(b.label) for b in at.sidebar.button)
