@@ -21,6 +21,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from yiem.events import AgentEvent, ToolExecutionEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent
 from yiem.llm import aborted_text
+from yiem.timeline import Span, span, timeline
 from yiem.types import (
     AbortSignal,
     AgentTool,
@@ -181,6 +182,10 @@ class _Running:
     deadline: float
 
 
+# A call that waited less than this for earlier ones gets no wait span: parallel calls all "wait" µs.
+_WAIT_SHOWN = 0.001
+
+
 _ABORTED = ("aborted", -1, None)
 Inbox = queue.SimpleQueue[tuple[str, int, Any]]
 
@@ -189,7 +194,9 @@ class ToolBatch:
     """One reply's tool calls, run in order (sequential) or all at once (parallel).
 
     `run()` yields the tool execution events and returns one result per call, in the order the
-    model asked for them; a call that times out or is aborted gets an error result.
+    model asked for them; a call that times out or is aborted gets an error result. Each result
+    carries its spans (`yiem.timeline`): the wait for earlier calls, the hooks named in `hooks`
+    (`before_tool_call`, `after_tool_call`, when configured) and the tool's run in its worker.
     """
 
     def __init__(
@@ -200,6 +207,8 @@ class ToolBatch:
         *,
         parallel: bool,
         timeout: float,
+        run: str = "",
+        hooks: tuple[bool, bool] = (False, False),
     ) -> None:
         self.calls = list(calls)
         self.threads = threads
@@ -207,6 +216,10 @@ class ToolBatch:
         self.parallel = parallel
         self.timeout = timeout
         self.results: list[ToolResultMessage | None] = [None] * len(self.calls)
+        self.run_id = run
+        self.hooks = hooks
+        self.queued = perf_counter()
+        self.spans: list[list[Span]] = [[] for _ in self.calls]
         self._inbox: Inbox = queue.SimpleQueue()
         self._running: dict[int, _Running] = {}
 
@@ -238,7 +251,11 @@ class ToolBatch:
                 index, call = next_index, calls[next_index]
                 next_index += 1
                 started = perf_counter()
+                if started - self.queued > _WAIT_SHOWN:
+                    self.spans[index].append(span("wait", "queued", self.queued, started, call_id=call.id))
                 prepared = prepare(call)
+                if self.hooks[0]:
+                    self._span_hook(index, "before_tool_call", started)
                 if isinstance(prepared, ToolOutput):
                     yield self._finish(index, prepared, started)
                     continue
@@ -262,7 +279,13 @@ class ToolBatch:
             elif kind == "done":
                 del running[index]
                 job.unlink()
-                yield self._finish(index, finalize(job.prepared, payload), job.started)
+                began, output, ended = payload
+                self._span_tool(index, job.prepared, began, ended)
+                finalizing = perf_counter()
+                output = finalize(job.prepared, output)
+                if self.hooks[1]:
+                    self._span_hook(index, "after_tool_call", finalizing)
+                yield self._finish(index, output, job.started)
 
     def _time_out_overdue(self) -> Iterator[AgentEvent]:
         now = perf_counter()
@@ -271,6 +294,7 @@ class ToolBatch:
                 del self._running[index]
                 job.signal.abort("timeout")
                 job.unlink()
+                self._span_tool(index, job.prepared, job.started, now)
                 text = f"Tool {job.prepared.call.name} timed out after {self.timeout:g} s"
                 yield self._finish(index, error_output(text), job.started)
 
@@ -278,14 +302,23 @@ class ToolBatch:
         # Every call still running or never started gets exactly one `aborted` result.
         for index, job in self._running.items():
             job.unlink()
+            self._span_tool(index, job.prepared, job.started, perf_counter())
             yield self._finish(index, error_output(text), job.started)
         self._running.clear()
         for index in range(len(self.calls)):
             if self.results[index] is None:
                 yield self._finish(index, error_output(text), perf_counter())
 
+    def _span_tool(self, index: int, prepared: PreparedToolCall, began: float, ended: float) -> None:
+        name, server = prepared.call.name, prepared.tool.server
+        self.spans[index].append(span("tool", name, began, ended, call_id=prepared.call.id, server=server))
+
+    def _span_hook(self, index: int, hook: str, started: float) -> None:
+        self.spans[index].append(span("hook", hook, started, perf_counter(), call_id=self.calls[index].id))
+
     def _finish(self, index: int, output: ToolOutput, started: float) -> ToolExecutionEndEvent:
         self.results[index] = message = result_message(self.calls[index], output)
+        message.timeline = timeline(self.run_id, self.spans[index])
         return ToolExecutionEndEvent(
             tool_call=self.calls[index],
             result=message,
@@ -308,11 +341,14 @@ class ToolBatch:
         ) -> None:
             inbox.put(("update", index, (update, progress, total, message)))
 
+        def work() -> tuple[float, ToolOutput, float]:
+            # Stamped in the worker: the span is the tool's own run, not when the loop heard of it.
+            began = perf_counter()
+            output = execute(prepared, call_signal, on_update)
+            return began, output, perf_counter()
+
         started = perf_counter()
-        self.threads.submit(
-            lambda: execute(prepared, call_signal, on_update),
-            lambda output: inbox.put(("done", index, output)),
-        )
+        self.threads.submit(work, lambda done: inbox.put(("done", index, done)))
         return _Running(prepared, call_signal, unlink, started, started + self.timeout)
 
 

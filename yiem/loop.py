@@ -4,6 +4,9 @@ Each tool call goes through three named steps, as in pi-mono's agent loop:
 `prepare_tool_call` (look up, validate, `before_tool_call`), `execute_tool_call` (run the tool)
 and `finalize_tool_call` (`after_tool_call`). `yiem._tool_runner` schedules them: tools in worker
 threads with a timeout each, hooks in the caller's thread.
+
+Every reply and tool result carries its spans (`yiem.timeline`), so a run's timeline is stored
+with its messages.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from yiem.llm import (
     aborted_text,
     unfinished_reply,
 )
+from yiem.timeline import new_run_id, span, with_span
 from yiem.types import (
     AbortSignal,
     AfterToolCallContext,
@@ -209,6 +213,7 @@ class _LoopRun:
         # A client written to `stream(model, context, signal)` gets no options rather than a TypeError.
         self.stream_options = {"options": options} if takes_keyword(llm.stream, "options") else {}
         self.threads = ToolThreads()
+        self.run_id = new_run_id()
 
     def events(self) -> Iterator[AgentEvent]:
         yield AgentStartEvent()
@@ -313,6 +318,8 @@ class _LoopRun:
         finished = perf_counter()
         final.duration_ms = (finished - started) * 1000
         final.ttft_ms = None if first_delta is None else (first_delta - started) * 1000
+        request = span("llm", final.model or self.model.id, started, finished, first_token=first_delta)
+        final.timeline = with_span(final.timeline, self.run_id, request)
         # An unknown price shows as "price unknown", never as $0, whatever the provider filled in.
         final.cost = self.model.cost_of(final.usage)
         yield MessageEndEvent(message=final)
@@ -329,6 +336,8 @@ class _LoopRun:
             self.signal,
             parallel=self.config.tool_execution == "parallel",
             timeout=self.config.tool_timeout,
+            run=self.run_id,
+            hooks=(self.config.before_tool_call is not None, self.config.after_tool_call is not None),
         )
         if assistant.stop_reason in ("error", "aborted"):
             # The reply did not end well: its calls are answered, never run.

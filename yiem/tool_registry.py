@@ -246,6 +246,7 @@ class ToolRegistry:
             label=mcp_tool.label,
             output_schema=mcp_tool.output_schema,
             annotations=mcp_tool.annotations,
+            server=server_name,
         )
 
     def _changed(self) -> None:

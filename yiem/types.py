@@ -24,6 +24,7 @@ from pydantic_core import PydanticSerializationError
 # SP-022 and the surrogate rule live in their own modules; callers keep importing them from here.
 from yiem._abort import AbortSignal as AbortSignal
 from yiem._unicode import replace_lone_surrogates as replace_lone_surrogates
+from yiem.timeline import Timeline
 
 
 def utc_now() -> datetime:
@@ -242,6 +243,7 @@ class _AssistantBase(SpecModel):
     cost: UsageCost | None = None
     duration_ms: float | None = None
     ttft_ms: float | None = None
+    timeline: Timeline | None = None  # the LLM request's span (yiem.timeline)
 
     _utc = field_validator("timestamp")(_ensure_utc)
 
@@ -274,6 +276,7 @@ class ToolResultMessage(SpecModel):
     added_tool_names: list[str] | None = None
     is_error: bool = False
     timestamp: datetime = Field(default_factory=utc_now)
+    timeline: Timeline | None = None  # beyond the spec: the call's spans, its hooks and wait
 
     _utc = field_validator("timestamp")(_ensure_utc)
 
@@ -341,6 +344,7 @@ class AgentTool(BaseModel):
     validate_required_args: Callable[[dict[str, Any]], str | None] | None = None
     output_schema: dict[str, Any] | None = None
     annotations: dict[str, Any] | None = None
+    server: str | None = None  # the MCP server it comes from: named in the run's timeline
 
     @property
     def display_name(self) -> str:

@@ -40,6 +40,7 @@ def test_sp009_mcp_tools_become_agent_tools(registry: ToolRegistry) -> None:
     assert get_sum.description
     assert get_sum.input_schema["required"] == ["a", "b"]
     assert get_sum.display_name  # title, else label, else name
+    assert get_sum.server == "everything"  # named on the run's timeline (issue 15)
     assert list(registry.tools)[:2] == ["echo", "get-annotated-message"]  # the server's order
 
 

@@ -6,6 +6,7 @@ import itertools
 import json
 import logging
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Generator, Iterator
 from types import TracebackType
@@ -311,7 +312,10 @@ class HttpLlmClient(ABC):
                     failure += f" (gave up after {attempt} tries)"
                 yield builder.finish(error=failure)
                 return None
-            if signal.wait(wait):
+            waiting = time.perf_counter()
+            aborted = signal.wait(wait)
+            builder.waited(waiting, f"retry after: {failure}")
+            if aborted:
                 yield self._aborted(builder, signal)
                 return None
 

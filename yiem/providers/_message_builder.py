@@ -15,6 +15,7 @@ from yiem.llm import (
     aborted_reply,
     dropped_tool_calls_note,
 )
+from yiem.timeline import Span, Timeline, span, timeline
 from yiem.types import (
     AgentToolCall,
     AnyAssistantMessage,
@@ -53,6 +54,8 @@ class MessageBuilder:
         # Set by the protocol reader when the end-of-reply marker arrived.
         self.complete = False
         self.model_id = model.id
+        # Retry back-offs before the reply began: the loop adds them to the run's timeline.
+        self.waits: list[Span] = []
         self._text: TextContent | None = None
         self._reasoning: ReasoningContent | None = None
         self._tool_calls: dict[int, _PendingToolCall] = {}
@@ -62,6 +65,13 @@ class MessageBuilder:
     def has_content(self) -> bool:
         """True once anything visible has arrived."""
         return self._text is not None or self._reasoning is not None or bool(self._tool_calls)
+
+    def waited(self, started: float, reason: str) -> None:
+        """Record a wait (a retry's back-off) from `started` until now."""
+        self.waits.append(span("wait", reason, started, time.perf_counter()))
+
+    def _timeline(self) -> Timeline | None:
+        return timeline("", self.waits) if self.waits else None
 
     def _touch(self) -> None:
         if self.first_token_at is None:
@@ -153,6 +163,7 @@ class MessageBuilder:
             "stop_reason": reason,
             "error_message": error,
             "cost": self.model.cost_of(self.usage),
+            "timeline": self._timeline(),
             **self._timings(),
         }
         message: AnyAssistantMessage
@@ -165,7 +176,12 @@ class MessageBuilder:
     def aborted(self, reason: str | None) -> StreamDone:
         """The final message after an abort: the one the loop and the scripted model build too."""
         message = aborted_reply(self.partial, self.model, reason)
-        update = {"model": self.model_id, "usage": self.usage, "cost": self.model.cost_of(self.usage)}
+        update = {
+            "model": self.model_id,
+            "usage": self.usage,
+            "cost": self.model.cost_of(self.usage),
+            "timeline": self._timeline(),
+        }
         return StreamDone(message=message.model_copy(update={**update, **self._timings()}))
 
     def _timings(self) -> dict[str, float | None]:
