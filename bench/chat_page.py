@@ -8,7 +8,9 @@ at 1,000 messages) are opened in the real app under Streamlit's AppTest; after o
 the median of 5 reruns is taken. The peer, in the same run: a plain Streamlit script drawing the
 same messages (a chat bubble with Markdown per message, each tool call's arguments and result as
 JSON in an expander, a caption per reply), also under AppTest. The page is measured as opened (the
-latest messages; "Show earlier messages" draws more) and with every message shown.
+latest messages; "Show earlier messages" draws more) and with every message shown. Every reply
+carries its recorded spans, so each has its (closed) Timeline expander; the page as opened is also
+measured on the same conversation stored without spans, as it was before timelines (issue 15).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from yiem.timeline import Span, Timeline  # noqa: E402
 from yiem.types import (  # noqa: E402
     AgentMessage,
     AgentToolCall,
@@ -42,8 +45,12 @@ REPEATS = 5
 _TEXT = "A reply of a few sentences, with **Markdown** and a list:\n\n- one\n- two\n\nThen a closing line."
 
 
-def conversation(size: int) -> list[AgentMessage]:
+def conversation(size: int, timelines: bool = True) -> list[AgentMessage]:
     """`size` messages: turns of a prompt and a reply, `TOOL_SHARE` of them through one tool call."""
+
+    def spans(*found: Span) -> Timeline | None:
+        return Timeline("bench", list(found)) if timelines else None
+
     tools = round(size * TOOL_SHARE)
     turns = tools + (size - 4 * tools + 1) // 2
     messages: list[AgentMessage] = []
@@ -52,11 +59,18 @@ def conversation(size: int) -> list[AgentMessage]:
         if turn * tools // turns != (turn + 1) * tools // turns:
             call = AgentToolCall(id=f"call-{turn}", name="get-sum", arguments={"a": turn, "b": 2})
             messages.append(
-                AssistantMessageToolCall(tool_calls=[call], usage=LlmUsage(input_tokens=90, output_tokens=9))
+                AssistantMessageToolCall(
+                    tool_calls=[call],
+                    usage=LlmUsage(input_tokens=90, output_tokens=9),
+                    timeline=spans(Span("llm", "bench", 0.0, 0.6, first_token=0.3)),
+                )
             )
             messages.append(
                 ToolResultMessage(
-                    tool_call_id=call.id, tool_name=call.name, content=[TextContent(text=str(turn + 2))]
+                    tool_call_id=call.id,
+                    tool_name=call.name,
+                    content=[TextContent(text=str(turn + 2))],
+                    timeline=spans(Span("tool", call.name, 0.6, 0.7, call_id=call.id, server="everything")),
                 )
             )
         messages.append(
@@ -64,6 +78,7 @@ def conversation(size: int) -> list[AgentMessage]:
                 content=[TextContent(text=f"{turn}. {_TEXT}")],
                 usage=LlmUsage(input_tokens=120, output_tokens=45),
                 duration_ms=1400,
+                timeline=spans(Span("llm", "bench", 0.7, 2.1, first_token=1.0)),
             )
         )
     return messages[:size]
@@ -123,6 +138,12 @@ def main() -> None:
         page = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
         page.query_params["c"] = opened.id
         latest = _median_rerun(page)
+        # The same conversation as stored before timelines: no spans, so no Timeline expanders.
+        bare = store.create(title=f"{size} messages without spans")
+        store.replace_messages(bare.id, conversation(size, timelines=False))
+        page = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
+        page.query_params["c"] = bare.id
+        without = _median_rerun(page)
         # The same with every message drawn (what "Show earlier messages" leads to).
         page = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
         page.query_params["c"] = opened.id
@@ -132,16 +153,16 @@ def main() -> None:
         plain.session_state["bench_messages"] = messages
         plain_seconds = _median_rerun(plain)
         calls = sum(len(m.tool_calls) for m in messages if isinstance(m, AssistantMessageToolCall))
-        rows.append((size, calls, latest, everything, plain_seconds))
+        rows.append((size, calls, latest, everything, plain_seconds, without))
     print(
         "| messages (tool calls) | Chat page as opened, s per rerun | Chat page, all shown | "
-        "plain Streamlit, all | ratio all shown / plain |"
+        "plain Streamlit, all | ratio all shown / plain | as opened, no spans stored |"
     )
-    print("|---|---|---|---|---|")
-    for size, calls, latest, everything, plain_seconds in rows:
+    print("|---|---|---|---|---|---|")
+    for size, calls, latest, everything, plain_seconds, without in rows:
         print(
             f"| {size:,} ({calls}) | {latest:.3f} | {everything:.3f} | {plain_seconds:.3f} | "
-            f"{everything / plain_seconds:.2f} × |"
+            f"{everything / plain_seconds:.2f} × | {without:.3f} |"
         )
     print()
     for small, large in itertools.pairwise(rows):

@@ -6,6 +6,8 @@ Run: `.venv/bin/python bench/loop.py` (or `make bench`). Prints a Markdown table
    ScriptedLlm streams consumed and the same tool called directly, without the loop. The
    difference is the loop's own cost (events, validation, hooks, the worker-thread hand-off).
 2. 8 tools that each sleep 200 ms, parallel against sequential, in the same run.
+3. The spans of the run timeline (issue 15): the same 1,000 turns with span recording swapped for
+   no-ops, interleaved with the runs of 1, so both see the same load.
 """
 
 from __future__ import annotations
@@ -13,12 +15,16 @@ from __future__ import annotations
 import statistics
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from time import perf_counter, process_time
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import yiem._tool_runner
+import yiem.loop
 from yiem import (
     AbortSignal,
     AgentContext,
@@ -32,7 +38,7 @@ from yiem import (
 )
 
 TURNS = 1_000
-REPEATS = 5
+REPEATS = 7
 MODEL = LlmModel(id="bench", provider="bench")
 
 
@@ -75,6 +81,21 @@ def loop_turns() -> tuple[float, float]:
     return perf_counter() - started, process_time() - cpu
 
 
+@contextmanager
+def spans_off() -> Iterator[None]:
+    """Span recording replaced by no-ops: what the loop costs without its timeline."""
+
+    def nothing(*args: Any, **kwargs: Any) -> None:
+        return None
+
+    saved = (yiem.loop.Span, yiem.loop.with_span, yiem._tool_runner.Span, yiem._tool_runner.Timeline)
+    yiem.loop.Span = yiem.loop.with_span = yiem._tool_runner.Span = yiem._tool_runner.Timeline = nothing  # type: ignore[assignment,misc]
+    try:
+        yield
+    finally:
+        yiem.loop.Span, yiem.loop.with_span, yiem._tool_runner.Span, yiem._tool_runner.Timeline = saved  # type: ignore[misc]
+
+
 def peer_turns() -> tuple[float, float]:
     """The same streams and tool calls without the loop: what the loop's cost is measured against."""
     llm = ScriptedLlm(_responses(TURNS))
@@ -108,10 +129,12 @@ def sleeping_tools(mode: str) -> float:
 
 def main() -> None:
     loop_turns()  # warm-up: imports, validator cache, thread start
-    loop_runs, peer_runs = [], []
+    loop_runs, peer_runs, bare_runs = [], [], []
     for _ in range(REPEATS):
         loop_runs.append(loop_turns())
         peer_runs.append(peer_turns())
+        with spans_off():
+            bare_runs.append(loop_turns())
 
     def per_turn(runs: list[tuple[float, float]], which: int) -> float:
         return statistics.median(run[which] for run in runs) / TURNS * 1e6
@@ -131,6 +154,14 @@ def main() -> None:
     )
     own = f"{loop_us - peer_us:.0f} / {loop_cpu - peer_cpu:.0f} µs"
     print(f"| loop's own cost per turn (yiem − peer), wall / CPU | {own} | | |")
+    bare_cpu = per_turn(bare_runs, 1)
+    spans_cpu = loop_cpu - bare_cpu
+    print(
+        f"| CPU µs per turn with spans / without (median of {REPEATS}) | {loop_cpu:.0f} | {bare_cpu:.0f} | "
+        f"{loop_cpu / bare_cpu:.3f} × |"
+    )
+    share = spans_cpu / (bare_cpu - peer_cpu) * 100
+    print(f"| spans' share of the loop's own CPU cost per turn | {spans_cpu:.1f} µs | | {share:.1f} % |")
     print(
         f"| 8 tools × 200 ms, wall (median of 3) | parallel {parallel * 1000:.0f} ms | "
         f"sequential {sequential * 1000:.0f} ms | {sequential / parallel:.2f} × |"

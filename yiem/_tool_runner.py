@@ -21,7 +21,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from yiem.events import AgentEvent, ToolExecutionEndEvent, ToolExecutionStartEvent, ToolExecutionUpdateEvent
 from yiem.llm import aborted_text
-from yiem.timeline import Span, span, timeline
+from yiem.timeline import Span, Timeline
 from yiem.types import (
     AbortSignal,
     AgentTool,
@@ -252,7 +252,7 @@ class ToolBatch:
                 next_index += 1
                 started = perf_counter()
                 if started - self.queued > _WAIT_SHOWN:
-                    self.spans[index].append(span("wait", "queued", self.queued, started, call_id=call.id))
+                    self.spans[index].append(Span("wait", "queued", self.queued, started, call_id=call.id))
                 prepared = prepare(call)
                 if self.hooks[0]:
                     self._span_hook(index, "before_tool_call", started)
@@ -311,14 +311,14 @@ class ToolBatch:
 
     def _span_tool(self, index: int, prepared: PreparedToolCall, began: float, ended: float) -> None:
         name, server = prepared.call.name, prepared.tool.server
-        self.spans[index].append(span("tool", name, began, ended, call_id=prepared.call.id, server=server))
+        self.spans[index].append(Span("tool", name, began, ended, call_id=prepared.call.id, server=server))
 
     def _span_hook(self, index: int, hook: str, started: float) -> None:
-        self.spans[index].append(span("hook", hook, started, perf_counter(), call_id=self.calls[index].id))
+        self.spans[index].append(Span("hook", hook, started, perf_counter(), call_id=self.calls[index].id))
 
     def _finish(self, index: int, output: ToolOutput, started: float) -> ToolExecutionEndEvent:
         self.results[index] = message = result_message(self.calls[index], output)
-        message.timeline = timeline(self.run_id, self.spans[index])
+        message.timeline = Timeline(self.run_id, self.spans[index])
         return ToolExecutionEndEvent(
             tool_call=self.calls[index],
             result=message,

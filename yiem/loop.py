@@ -50,7 +50,7 @@ from yiem.llm import (
     aborted_text,
     unfinished_reply,
 )
-from yiem.timeline import new_run_id, span, with_span
+from yiem.timeline import Span, new_run_id, with_span
 from yiem.types import (
     AbortSignal,
     AfterToolCallContext,
@@ -318,7 +318,7 @@ class _LoopRun:
         finished = perf_counter()
         final.duration_ms = (finished - started) * 1000
         final.ttft_ms = None if first_delta is None else (first_delta - started) * 1000
-        request = span("llm", final.model or self.model.id, started, finished, first_token=first_delta)
+        request = Span("llm", final.model or self.model.id, started, finished, first_token=first_delta)
         final.timeline = with_span(final.timeline, self.run_id, request)
         # An unknown price shows as "price unknown", never as $0, whatever the provider filled in.
         final.cost = self.model.cost_of(final.usage)

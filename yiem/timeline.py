@@ -6,28 +6,27 @@ timeline draws. An assistant reply carries its LLM request; a tool result its ca
 """
 
 import uuid
+from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 from pydantic.alias_generators import to_camel
 
 SpanKind = Literal["llm", "tool", "hook", "wait"]
 
-# As the messages that carry them: camelCase on the wire, both spellings read; built on first use
-# (issue 10's start-up target).
+# Plain dataclasses, not pydantic models: the loop makes several per turn and a model costs ten
+# times more to build (issue 15: spans add under 5 % to the loop's cost). Pydantic still reads and
+# writes them inside messages, camelCase on the wire like the messages that carry them.
 _CONFIG = ConfigDict(
-    defer_build=True,
-    alias_generator=to_camel,
-    populate_by_name=True,
-    validate_by_alias=True,
-    validate_by_name=True,
+    alias_generator=to_camel, populate_by_name=True, validate_by_alias=True, validate_by_name=True
 )
 
 
-class Span(BaseModel):
+@dataclass(slots=True)
+class Span:
     """One stretch of a run: `start` to `end`, in seconds of the run's monotonic clock."""
 
-    model_config = _CONFIG
+    __pydantic_config__ = _CONFIG
 
     kind: SpanKind
     name: str
@@ -45,10 +44,11 @@ class Span(BaseModel):
         return self.end - self.start
 
 
-class Timeline(BaseModel):
+@dataclass(slots=True)
+class Timeline:
     """The spans one message carries, and the run that recorded them."""
 
-    model_config = _CONFIG
+    __pydantic_config__ = _CONFIG
 
     run: str
     spans: list[Span]
@@ -59,27 +59,6 @@ def new_run_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def span(
-    kind: SpanKind,
-    name: str,
-    start: float,
-    end: float,
-    *,
-    first_token: float | None = None,
-    call_id: str | None = None,
-    server: str | None = None,
-) -> Span:
-    """A span without validation: the loop records one per step, so it must cost next to nothing."""
-    return Span.model_construct(
-        kind=kind, name=name, start=start, end=end, first_token=first_token, call_id=call_id, server=server
-    )
-
-
-def timeline(run: str, spans: list[Span]) -> Timeline:
-    """A message's timeline, built as cheaply as `span`."""
-    return Timeline.model_construct(run=run, spans=spans)
-
-
 def with_span(found: Timeline | None, run: str, added: Span) -> Timeline:
     """`found`'s spans (a provider's retry waits) and `added`, under `run`."""
-    return timeline(run, [*(found.spans if found is not None else ()), added])
+    return Timeline(run, [*found.spans, added] if found is not None else [added])

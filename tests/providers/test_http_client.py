@@ -75,6 +75,10 @@ def test_429_waits_as_retry_after_says_then_succeeds(scripted_server: ScriptedSe
     assert message.error_message is None and message.text == "fine"
     assert signal.waits == [7.0]
     assert len(scripted_server.requests) == 2
+    # The back-off is a wait on the reply's timeline (the loop adds the request's own span after it).
+    assert message.timeline is not None
+    (wait,) = message.timeline.spans
+    assert wait.kind == "wait" and wait.name.startswith("retry after: HTTP 429")
 
 
 def test_500_then_success_uses_exponential_backoff(scripted_server: ScriptedServer) -> None:

@@ -7,12 +7,14 @@ from typing import Any
 
 import streamlit as st
 
+from ui.chat.timeline import draw_timeline
 from yiem.chat import (
     ChatSession,
     ChatSessionError,
     history_start,
     image_bytes,
     reply_caption,
+    reply_ranges,
     safe_markdown,
     tool_results_by_call,
     user_message,
@@ -125,6 +127,7 @@ def draw_history(chat: ChatSession) -> None:
         )
     shown = chat.messages[start:]
     results = tool_results_by_call(shown)
+    replies = reply_ranges(shown, start)  # each reply's Timeline goes under its last assistant message
     asked = {call.id for m in shown if isinstance(m, AssistantMessageToolCall) for call in m.tool_calls}
     last_prompt = max((i for i, m in enumerate(chat.messages) if isinstance(m, UserMessage)), default=-1)
     for index, message in enumerate(shown, start):
@@ -140,6 +143,9 @@ def draw_history(chat: ChatSession) -> None:
                         _draw_tool_call(call, results.get(call.id))
                 draw_failure(message)
                 st.caption(reply_caption(message))
+                if index in replies:
+                    first, end = replies[index]
+                    draw_timeline(chat.messages[first:end], key=f"timeline-{chat.conversation_id}-{index}")
         elif message.tool_call_id not in asked:
             with st.chat_message("assistant", avatar=":material/build:"):
                 draw_tool_result(message)

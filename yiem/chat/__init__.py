@@ -28,6 +28,7 @@ from yiem.chat._settings import (
     starting_base_url,
 )
 from yiem.chat._setup import ChatSetup, apply_setup, conversation_setup, setup_of, stored_setup
+from yiem.chat._timeline import MODEL_LANE, TimelineBar, reply_ranges, reply_timeline
 from yiem.chat._transcript import Transcript, TranscriptError, export_json, export_markdown, import_json
 
 # Re-exported: the one secret lookup lives with the providers, whose keys it finds.
@@ -36,6 +37,7 @@ from yiem.providers import configured_secret, secrets_file_value
 __all__ = [
     "DEFAULT_MODELS",
     "LOCAL",
+    "MODEL_LANE",
     "BackgroundEvents",
     "ChatSession",
     "ChatSessionError",
@@ -46,6 +48,7 @@ __all__ = [
     "KeyStatus",
     "Quiet",
     "RunAgent",
+    "TimelineBar",
     "Transcript",
     "TranscriptError",
     "apply_setup",
@@ -64,6 +67,8 @@ __all__ = [
     "key_status",
     "register_server_secrets",
     "reply_caption",
+    "reply_ranges",
+    "reply_timeline",
     "safe_markdown",
     "secrets_file_value",
     "setup_of",

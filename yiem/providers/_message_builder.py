@@ -15,7 +15,7 @@ from yiem.llm import (
     aborted_reply,
     dropped_tool_calls_note,
 )
-from yiem.timeline import Span, Timeline, span, timeline
+from yiem.timeline import Span, Timeline
 from yiem.types import (
     AgentToolCall,
     AnyAssistantMessage,
@@ -68,10 +68,10 @@ class MessageBuilder:
 
     def waited(self, started: float, reason: str) -> None:
         """Record a wait (a retry's back-off) from `started` until now."""
-        self.waits.append(span("wait", reason, started, time.perf_counter()))
+        self.waits.append(Span("wait", reason, started, time.perf_counter()))
 
     def _timeline(self) -> Timeline | None:
-        return timeline("", self.waits) if self.waits else None
+        return Timeline("", self.waits) if self.waits else None
 
     def _touch(self) -> None:
         if self.first_token_at is None:
