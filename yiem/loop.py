@@ -50,6 +50,7 @@ from yiem.llm import (
     aborted_text,
     unfinished_reply,
 )
+from yiem.telemetry import traced
 from yiem.timeline import Span, new_run_id, with_span
 from yiem.types import (
     AbortSignal,
@@ -189,7 +190,9 @@ def run_agent_loop(
 
     `context` is left as it is; the new messages arrive in `message_end` events and `agent_end`.
     """
-    return _LoopRun(context, llm, model, config or AgentLoopConfig(), signal or AbortSignal()).events()
+    run = _LoopRun(context, llm, model, config or AgentLoopConfig(), signal or AbortSignal())
+    # With an OTLP endpoint set, the run is also exported as OpenTelemetry spans (yiem.telemetry).
+    return traced(run.events(), context, model, run.run_id)
 
 
 class _LoopRun:
