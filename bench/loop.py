@@ -38,7 +38,8 @@ from yiem import (
 )
 
 TURNS = 1_000
-REPEATS = 7
+REPEATS = 5
+SPAN_PAIRS = 16
 MODEL = LlmModel(id="bench", provider="bench")
 
 
@@ -79,6 +80,19 @@ def loop_turns() -> tuple[float, float]:
         if event.type == "agent_end":
             assert event.stop_reason == "end_turn", event.error_message
     return perf_counter() - started, process_time() - cpu
+
+
+def span_work_us(rounds: int = 100_000) -> float:
+    """CPU µs of what one tool-call turn records, alone: the reply's span and timeline, the call's."""
+    from yiem.timeline import Span, Timeline, with_span
+
+    started = process_time()
+    for _ in range(rounds):
+        sent = perf_counter()
+        with_span(None, "run", Span("llm", "bench", sent, perf_counter(), first_token=sent))
+        began = perf_counter()
+        Timeline("run", [Span("tool", "noop", began, perf_counter(), call_id="c0", server=None)])
+    return (process_time() - started) / rounds * 1e6
 
 
 @contextmanager
@@ -129,12 +143,19 @@ def sleeping_tools(mode: str) -> float:
 
 def main() -> None:
     loop_turns()  # warm-up: imports, validator cache, thread start
-    loop_runs, peer_runs, bare_runs = [], [], []
+    loop_runs, peer_runs = [], []
     for _ in range(REPEATS):
         loop_runs.append(loop_turns())
         peer_runs.append(peer_turns())
-        with spans_off():
-            bare_runs.append(loop_turns())
+    # With and without spans in pairs, the order swapped each time, so load drifts hit both alike.
+    with_runs, bare_runs = [], []
+    for pair in range(SPAN_PAIRS):
+        for spans in (True, False) if pair % 2 else (False, True):
+            if spans:
+                with_runs.append(loop_turns())
+            else:
+                with spans_off():
+                    bare_runs.append(loop_turns())
 
     def per_turn(runs: list[tuple[float, float]], which: int) -> float:
         return statistics.median(run[which] for run in runs) / TURNS * 1e6
@@ -154,14 +175,21 @@ def main() -> None:
     )
     own = f"{loop_us - peer_us:.0f} / {loop_cpu - peer_cpu:.0f} µs"
     print(f"| loop's own cost per turn (yiem − peer), wall / CPU | {own} | | |")
-    bare_cpu = per_turn(bare_runs, 1)
-    spans_cpu = loop_cpu - bare_cpu
+    with_cpu, bare_cpu = per_turn(with_runs, 1), per_turn(bare_runs, 1)
+    spans_cpu = with_cpu - bare_cpu
     print(
-        f"| CPU µs per turn with spans / without (median of {REPEATS}) | {loop_cpu:.0f} | {bare_cpu:.0f} | "
-        f"{loop_cpu / bare_cpu:.3f} × |"
+        f"| CPU µs per turn with spans / without (median of {SPAN_PAIRS}) | {with_cpu:.0f} | "
+        f"{bare_cpu:.0f} | "
+        f"{with_cpu / bare_cpu:.3f} × |"
     )
     share = spans_cpu / (bare_cpu - peer_cpu) * 100
     print(f"| spans' share of the loop's own CPU cost per turn | {spans_cpu:.1f} µs | | {share:.1f} % |")
+    alone = statistics.median(span_work_us() for _ in range(5))
+    own = loop_cpu - peer_cpu
+    print(
+        f"| one turn's span recording alone, CPU µs ÷ loop's own | {alone:.1f} | {own:.0f} | "
+        f"{alone / own * 100:.1f} % |"
+    )
     print(
         f"| 8 tools × 200 ms, wall (median of 3) | parallel {parallel * 1000:.0f} ms | "
         f"sequential {sequential * 1000:.0f} ms | {sequential / parallel:.2f} × |"
