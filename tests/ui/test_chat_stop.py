@@ -210,7 +210,7 @@ def test_stop_while_the_model_is_silent_keeps_an_aborted_reply(
 def test_a_crash_while_drawing_a_run_ends_it_in_words_and_stops_the_redraw_ticks(
     db_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import yiem.chat
+    from ui.chat import live
 
     sent: list[str] = []
 
@@ -221,7 +221,7 @@ def test_a_crash_while_drawing_a_run_ends_it_in_words_and_stops_the_redraw_ticks
             sent.append(msg.delta.new_element.alert.body)
 
     # The drawing fails once, in the middle of the run (after the reply streamed), as a bug would.
-    caption = yiem.chat.reply_caption
+    caption = live.reply_caption
     failures = iter([RuntimeError("drawing failed on purpose")])
 
     def caption_failing_once(message: Any) -> str:
@@ -229,7 +229,7 @@ def test_a_crash_while_drawing_a_run_ends_it_in_words_and_stops_the_redraw_ticks
             raise failure
         return caption(message)
 
-    monkeypatch.setattr(yiem.chat, "reply_caption", caption_failing_once)
+    monkeypatch.setattr(live, "reply_caption", caption_failing_once)
     ForwardMsgQueue.on_before_enqueue_msg(record)
     try:
         at = _app(ScriptedLlm(["A reply that is saved."]))

@@ -3,55 +3,19 @@
 from __future__ import annotations
 
 import base64
-import logging
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from time import monotonic
 from typing import Any
 
 import streamlit as st
 
 from ui import bootstrap
 from ui.chat import agent as chat_agent
-from ui.chat import history
+from ui.chat import history, live
 from ui.chat import settings as chat_settings
 from ui.chat import sidebar as chat_sidebar
 from ui.chat import unsent as chat_unsent
-from yiem.chat import (
-    LOCAL,
-    BackgroundEvents,
-    ChatSession,
-    Quiet,
-    conversation_setup,
-    reply_caption,
-    safe_markdown,
-    user_message,
-)
-from yiem.events import (
-    AgentEndEvent,
-    AgentEvent,
-    MessageEndEvent,
-    MessageStartEvent,
-    MessageUpdateEvent,
-    ToolExecutionEndEvent,
-    ToolExecutionStartEvent,
-    ToolExecutionUpdateEvent,
-    TurnStartEvent,
-)
-from yiem.redaction import redact
+from yiem.chat import LOCAL, ChatSession, conversation_setup, user_message
 from yiem.store import ConversationNotFoundError, StoreError
-from yiem.types import (
-    AssistantMessage,
-    AssistantMessageToolCall,
-    ImageContent,
-    UserMessage,
-)
-
-# Longest wait for an event before the page redraws (a clock), which is also when it notices a Stop.
-# (A comment, not a docstring: Streamlit's magic would draw a bare string on the page.)
-WAKE_SECONDS = 0.25
-
-_log = logging.getLogger(__name__)
+from yiem.types import ImageContent, UserMessage
 
 bootstrap.ensure_session()
 chat: ChatSession = st.session_state["chat"]
@@ -82,232 +46,6 @@ def _open_from_url() -> None:
 
 _open_from_url()
 chat_sidebar.draw(chat)
-
-
-# --- running the agent ------------------------------------------------------------------------
-
-
-class _LiveReply:
-    """What is on screen for the reply being streamed."""
-
-    def __init__(self) -> None:
-        self.reasoning = ""
-        self.reasoning_slot: Any = None
-        self.note_slot: Any = None  # below the text: a tool call being prepared, or a long wait
-        self.note = ""
-        self.waiting = False
-        self.ended: AssistantMessage | AssistantMessageToolCall | None = None
-
-    def show(self, text: str) -> None:
-        if text:
-            self.note_slot.caption(text)
-        else:
-            self.note_slot.empty()
-
-
-@dataclass
-class _RunningTool:
-    """A tool call on screen as a running `st.status`; its label shows how long it has run."""
-
-    status: Any
-    name: str
-    started: float = field(default_factory=monotonic)
-    progress: str = ""
-
-    def redraw(self) -> None:
-        elapsed = f"{monotonic() - self.started:.0f} s"
-        self.status.update(label=f"Running tool `{self.name}`… {elapsed} {self.progress}".rstrip())
-
-
-def _waiting_text(quiet: Quiet) -> str:
-    return "Waiting for the model…" + (f" {quiet.seconds:.0f} s" if quiet.seconds >= 1 else "")
-
-
-def _text_deltas(events: Iterator[AgentEvent | Quiet], live: _LiveReply) -> Iterator[str]:
-    # Yields the reply's text while drawing reasoning and tool-call progress beside it;
-    # stops at the end of this assistant message and leaves the rest of the events to the caller.
-    for event in events:
-        if isinstance(event, Quiet):
-            # Drawing something is also how a Stop pressed meanwhile takes effect (see `_run`). A
-            # pause under a second redraws the note as it is, so slow tokens do not make it flicker.
-            live.waiting = event.seconds >= 1
-            live.show(_waiting_text(event) if live.waiting else live.note)
-        elif isinstance(event, MessageUpdateEvent):
-            if event.kind == "toolcall":
-                names = [call.name for call in getattr(event.message, "tool_calls", [])]
-                live.note = f"Preparing a tool call… {', '.join(names)}"
-                live.waiting = False
-                live.show(live.note)
-            elif live.waiting:
-                live.waiting = False
-                live.show(live.note)
-            if event.kind == "text":
-                yield event.delta
-            elif event.kind == "reasoning":
-                live.reasoning += event.delta
-                with live.reasoning_slot.container(), st.expander("Reasoning", expanded=False):
-                    st.markdown(safe_markdown(live.reasoning))
-        elif isinstance(event, MessageEndEvent):
-            message = event.message
-            if isinstance(message, AssistantMessage | AssistantMessageToolCall):
-                live.ended = message
-            return
-
-
-def _draw_reply(events: Iterator[AgentEvent | Quiet]) -> None:
-    live = _LiveReply()
-    live.reasoning_slot = st.empty()  # becomes an expander once reasoning arrives
-    text = st.container()
-    live.note_slot = st.empty()
-    # Drawn as it grows, each time through safe_markdown: no image in a reply loads from the network.
-    slot, shown = text.empty(), ""
-    for delta in _text_deltas(events, live):
-        shown += delta
-        slot.markdown(safe_markdown(shown))
-    live.note_slot.empty()
-    if live.ended is not None:
-        history.draw_failure(live.ended)
-        st.caption(reply_caption(live.ended))
-
-
-def _draw_run(events: Iterator[AgentEvent | Quiet]) -> str | None:
-    """Draw the run as it happens; returns the loop's own error (one no reply carries), if any."""
-    container: Any = None
-    notice: str | None = None
-    running: dict[str, _RunningTool] = {}
-    waiting: Any = st.empty()  # "Waiting for the model…" where the next reply will appear
-    for event in events:
-        if isinstance(event, Quiet):
-            # Each wake-up redraws something, which is also where Streamlit raises a pending Stop.
-            for tool in running.values():
-                tool.redraw()
-            if not running:
-                waiting.caption(_waiting_text(event))
-        elif isinstance(event, TurnStartEvent):
-            waiting = st.empty()
-        elif isinstance(event, MessageStartEvent) and isinstance(
-            event.message, AssistantMessage | AssistantMessageToolCall
-        ):
-            waiting.empty()
-            container = st.chat_message("assistant")
-            with container:
-                _draw_reply(events)
-        elif isinstance(event, ToolExecutionStartEvent):
-            with container or st.chat_message("assistant"):
-                status = st.status(f"Running tool `{event.tool_call.name}`…", expanded=False)
-                # Collapsed: each redraw of the label would collapse it anyway. And not `with status:`:
-                # leaving that block marks the status complete while the tool still runs.
-                status.caption("Arguments")
-                history.json_block(event.args, into=status)
-                running[event.tool_call.id] = _RunningTool(status, event.tool_call.name)
-        elif isinstance(event, ToolExecutionUpdateEvent):
-            reporting = running.get(event.tool_call.id)
-            if reporting is not None:
-                progress = "" if event.progress is None else f"{event.progress:g}"
-                progress += f" of {event.total:g}" if event.progress is not None and event.total else ""
-                reporting.progress = f"{progress} {event.message or ''}".strip()
-                reporting.redraw()
-        elif isinstance(event, ToolExecutionEndEvent):
-            done = running.pop(event.tool_call.id, None)
-            status = done.status if done else st.status(f"Tool `{event.tool_call.name}`")
-            failed = event.is_error
-            # The final state first: leaving `with status:` would otherwise mark a failure complete.
-            status.update(
-                label=f"Tool `{event.tool_call.name}` {'failed' if failed else 'done'} "
-                f"({event.duration_ms / 1000:.1f} s)",
-                state="error" if failed else "complete",
-                expanded=False,
-            )
-            with status:
-                st.caption("Result")
-                history.draw_tool_result(event.result)
-        elif isinstance(event, AgentEndEvent) and event.error_message and event.stop_reason != "aborted":
-            # Errors of a reply are drawn with it; this is for the loop's own (e.g. too many turns).
-            shown = any(
-                isinstance(m, AssistantMessage | AssistantMessageToolCall) and m.error_message
-                for m in event.messages
-            )
-            if not shown:
-                notice = event.error_message
-    return notice
-
-
-@st.fragment(run_every=1)
-def _redraw_when_interrupted(outcome: dict[str, bool]) -> None:
-    # After a Stop the script cannot draw what the stopped run saved (the aborted tool results, the
-    # "Stopped" note), so the page would keep showing a running tool. This fragment, drawn during
-    # the run, ticks on after it; the tick after a Stop redraws the page from the store. A run that
-    # ends normally, or with a fault while drawing, reruns the page without it, which ends its ticking.
-    if outcome["interrupted"]:
-        outcome["interrupted"] = False
-        st.rerun(scope="app")
-
-
-def _run(prompt: UserMessage) -> None:
-    with st.chat_message("user"):
-        history.draw_blocks(prompt.content)
-    settings = bootstrap.settings()
-    # Saved before anything can fail, and named in the URL, so the prompt survives a Stop or a crash.
-    try:
-        chat.keep_prompt(
-            prompt,
-            settings.provider,
-            settings.model_id,
-            settings.system_prompt,
-            setup=chat_settings.current_setup(),
-        )
-    except StoreError as error:
-        chat_unsent.keep_unsent(chat, prompt, error)
-        st.rerun()
-    _show_conversation_in_url()
-    try:
-        run_agent, model, agent = chat_agent.prepare()
-    except chat_agent.ChatSetupError as error:
-        st.session_state["yiem_notice"] = (
-            f"{error} Your message is saved; press Regenerate after changing the settings."
-        )
-        st.rerun()
-    # The loop runs (and saves each message as it ends) in a worker thread. Streamlit raises a Stop
-    # only inside an `st` call of this thread, so this thread must wake while a tool runs quietly.
-    events = BackgroundEvents(chat.answer(run_agent, model), interval=WAKE_SECONDS)
-    outcome = {"interrupted": False}
-    _redraw_when_interrupted(outcome)
-    try:
-        notice = _draw_run(events)
-    except StoreError as error:
-        # A reply could not be saved (database locked, deleted conversation, damaged file): the run
-        # ends, and the page says so instead of crashing.
-        agent.abort("The reply could not be saved")
-        for _event in events:
-            pass
-        chat_unsent.reply_not_saved(chat, prompt, error)
-        st.rerun()
-    except Exception as error:
-        # A fault while drawing (not a Stop): end the run as a Stop would, so what it saved stays,
-        # and draw the page again from the store with the fault in words. That full rerun does not
-        # draw the redraw fragment, so its ticking ends now rather than at the next message.
-        _log.exception("The Chat page failed while drawing a run")
-        agent.abort("The page failed while showing the reply")
-        for _event in events:
-            pass
-        st.session_state["yiem_notice"] = (
-            f"Something went wrong while showing the reply ({redact(str(error)) or type(error).__name__}). "
-            "What was saved is shown above; you can send again or press Regenerate."
-        )
-        st.rerun()
-    except BaseException:
-        # Streamlit's Stop or a rerun (BaseExceptions): abort the model and drain the loop so the
-        # partial reply and every tool result are saved, then let Streamlit carry on stopping.
-        # Nothing here may touch `st` (not even session state): while stopping, every call raises again.
-        agent.abort("Stopped by the user")
-        for _event in events:
-            pass
-        outcome["interrupted"] = True
-        raise
-    if notice:
-        st.session_state["yiem_notice"] = notice
-    # Draw the page again from the store: the sidebar, the history and its buttons now include this run.
-    st.rerun()
 
 
 def _show_conversation_in_url() -> None:
@@ -357,4 +95,4 @@ elif submitted is not None:
     if submitted.text.strip() or images:
         pending = user_message(submitted.text, images)
 if pending is not None:
-    _run(pending)
+    live.run(chat, pending, _show_conversation_in_url)
