@@ -6,6 +6,7 @@ tests/artifacts/."""
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,17 @@ def _upload(page: Any, path: Path) -> None:
     raise AssertionError("the uploaded CSV never showed its column mapping")
 
 
+def _wait_for_outcomes(store: ExperimentStore, count: int, timeout_s: float) -> None:
+    """Until the only run has at least `count` stored outcomes."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        runs = store.list_runs()
+        if runs and len(store.outcomes(runs[0].id)) >= count:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"fewer than {count} outcomes stored after {timeout_s:.0f} s")
+
+
 def test_run_stop_resume_and_matrix(streamlit_app: StreamlitApp, page: Any, tmp_path: Path) -> None:
     page.goto(f"{streamlit_app.url}/experiments")
     page.get_by_text("No runs yet").wait_for(timeout=LONG)
@@ -91,8 +103,15 @@ def test_run_stop_resume_and_matrix(streamlit_app: StreamlitApp, page: Any, tmp_
     _idle(page)
     page.get_by_role("button", name="Run", exact=True).click()
 
-    # Stop once the first item is in, while the others are still to come.
-    page.get_by_text(re.compile(r"^[1-6] / 8 items")).wait_for(timeout=2 * LONG)
+    # Stop once the first item is stored, while the others are still to come. The store is read,
+    # not the bar: on a slow machine the bar can miss a count between two of its redraws.
+    store = ExperimentStore(create_store_engine(streamlit_app.database_url))
+    try:
+        page.get_by_text(re.compile(r"\d / 8 items")).wait_for(timeout=LONG)  # the run has started
+        _wait_for_outcomes(store, 1, timeout_s=2 * LONG / 1000)
+    except Exception:
+        screenshot(page, "experiments-debug")
+        raise AssertionError(streamlit_app.log()) from None
     page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop", exact=True).click()
     try:
         page.get_by_text(re.compile(r"This run stopped at [1-7] of 8 items")).wait_for(timeout=60_000)
@@ -101,7 +120,6 @@ def test_run_stop_resume_and_matrix(streamlit_app: StreamlitApp, page: Any, tmp_
         raise AssertionError(streamlit_app.log()) from None
     _idle(page)
     screenshot(page, "experiments-stopped")
-    store = ExperimentStore(create_store_engine(streamlit_app.database_url))
     [stopped] = store.list_runs()
     assert stopped.status == "stopped" and 1 <= stopped.done < 8, streamlit_app.log()
     first_outcomes = {(o.item_id, o.variant) for o in store.outcomes(stopped.id)}
