@@ -203,3 +203,37 @@ def test_every_error_yiem_raises_is_a_yiem_error() -> None:
     ]
     assert len(errors) >= 15
     assert [cls.__qualname__ for cls in errors if not issubclass(cls, YiemError)] == []
+
+
+def test_one_server_sent_events_reader_for_the_providers_and_mcp() -> None:
+    """providers._sse, mcp.sse and mcp.http all read events through yiem._sse, none line by line."""
+    from yiem._sse import sse_events
+    from yiem.limits import ResponseLimits
+    from yiem.mcp.http import iter_sse_data
+    from yiem.mcp.sse import iter_sse_events
+    from yiem.providers._sse import capped_events
+
+    body = "id: 7\r\nevent: endpoint\r\ndata: /m\r\n\r\n: ping\n\ndata: {\ndata:  }\n\ndata:\n\ndata: tail"
+    events = list(sse_events(body.replace("\r\n", "\n").split("\n")))
+    assert [(e.event, e.data, e.id) for e in events] == [
+        ("endpoint", "/m", "7"),
+        ("message", "", "7"),  # a comment's blank line still dispatches: the spec keeps the id
+        ("message", "{\n }", "7"),
+        ("message", "", "7"),
+        ("message", "tail", "7"),  # an unterminated last event with data is not lost
+    ]
+    chunks = [body.encode()[:13], body.encode()[13:]]
+    assert [e.data for e in capped_events(chunks, ResponseLimits(), "s")] == [e.data for e in events]
+    lines = body.replace("\r\n", "\n").split("\n")
+    named = [("endpoint", "/m"), ("message", "{\n }"), ("message", "tail")]
+    assert list(iter_sse_events(iter(lines))) == named
+    assert list(iter_sse_data(iter(lines))) == ["/m", "{\n }", "tail"]
+    # Reading event-stream fields by hand ("field: value") anywhere else is a second reader.
+    root = Path(yiem.__file__).parent
+    readers = [
+        str(path.relative_to(root))
+        for path in root.rglob("*.py")
+        if path.name != "_sse.py" or path.parent != root
+        if 'partition(":")' in path.read_text(encoding="utf-8")
+    ]
+    assert readers == []
