@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import pkgutil
@@ -115,6 +116,33 @@ def test_every_message_type_has_its_text() -> None:
     assert UserMessage(content=blocks).text == "ab"
     assert ToolResultMessage(tool_call_id="c", tool_name="t", content=blocks).text == "ab"
     assert AssistantMessage(content=[ReasoningContent(text="think"), *blocks]).text == "ab"
+    assert ToolResultMessage(tool_call_id="c", tool_name="t", content=blocks).text_joined_by("\n") == "a\nb"
+
+
+def _hand_joined_text(path: Path) -> Iterator[int]:
+    """Lines of `path` that gather `.text` of the TextContent blocks themselves."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ListComp | ast.GeneratorExp | ast.SetComp):
+            continue
+        if not (isinstance(node.elt, ast.Attribute) and node.elt.attr == "text"):
+            continue
+        for condition in (test for generator in node.generators for test in generator.ifs):
+            text = ast.unparse(condition)
+            if text.startswith("isinstance(") and text.endswith(", TextContent)"):
+                yield node.lineno
+
+
+def test_a_messages_text_is_read_through_the_type_everywhere() -> None:
+    """Only yiem.types.content_text joins TextContent blocks; yiem and ui ask a message for `.text`."""
+    top = Path(yiem.__file__).parent.parent
+    found = [
+        f"{path.relative_to(top)}"
+        for folder in ("yiem", "ui")
+        for path in sorted((top / folder).rglob("*.py"))
+        for _ in _hand_joined_text(path)
+    ]
+    # The one rule itself is found, so the scan does see a join written this way.
+    assert found == ["yiem/types.py"], "read the text through message.text or text_joined_by"
 
 
 class _HangingToolCallLlm:
