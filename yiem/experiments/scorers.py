@@ -52,6 +52,10 @@ class ScorerError(YiemError):
     """A scorer is set up wrongly (a bad pattern or schema, no expected value); says what to fix."""
 
 
+class ScorerSpecError(ScorerError, ValueError):
+    """A scorer's pattern or schema that does not compile; a ValueError so pydantic reports it in place."""
+
+
 class _Scorer(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -131,7 +135,9 @@ class Regex(_Scorer):
         try:
             self._compiled = re2.compile(self.pattern)
         except re2.error as error:
-            raise ValueError(f"the pattern {self.pattern!r} is not a valid RE2 expression: {error}") from None
+            raise ScorerSpecError(
+                f"the pattern {self.pattern!r} is not a valid RE2 expression: {error}"
+            ) from None
         return self
 
     def grade(self, item: DatasetItem, outcome: ItemOutcome) -> tuple[float, str]:
@@ -180,7 +186,7 @@ class JsonSchema(_Scorer):
         try:
             cls.check_schema(self.json_schema)
         except jsonschema.SchemaError as error:
-            raise ValueError(f"the JSON Schema is not valid: {error.message}") from None
+            raise ScorerSpecError(f"the JSON Schema is not valid: {error.message}") from None
         self._validator = cls(self.json_schema)
         return self
 
