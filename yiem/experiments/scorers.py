@@ -17,7 +17,7 @@ import jsonschema
 import re2
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-from yiem.errors import YiemError
+from yiem.errors import YiemError, json_error_words
 from yiem.experiments._dataset import DatasetItem
 from yiem.experiments._outcome import ItemOutcome, Score
 from yiem.experiments._rubric import Judge, RubricVerdict
@@ -156,9 +156,7 @@ def _parse_json(output: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise ScorerError(
-            f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
-        ) from None
+        raise ScorerError(f"not valid JSON: {json_error_words(error)}") from None
 
 
 class ValidJson(_Scorer):

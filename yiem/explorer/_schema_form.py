@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 
-from yiem.errors import YiemError
+from yiem.errors import YiemError, json_error_words
 from yiem.explorer._schema_check import (
     SCHEMA_URI,
     SchemaFormError,
@@ -387,9 +387,7 @@ def argument_value(field: FormField, value: Any) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise FieldValueError(
-            f"Not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})."
-        ) from error
+        raise FieldValueError(f"Not valid JSON: {json_error_words(error)}.") from error
 
 
 def _number(field: FormField, value: Any) -> int | float | Any:
@@ -419,10 +417,6 @@ def _number(field: FormField, value: Any) -> int | float | Any:
     return number
 
 
-def _json_error_words(error: json.JSONDecodeError) -> str:
-    return f"Not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})."
-
-
 def _describe(error: ValidationError) -> str:
     where = "/".join(str(part) for part in list(error.absolute_path)[1:])
     return f"{where}: {error.message}" if where else error.message
@@ -435,9 +429,7 @@ def parse_raw_json(text: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
-        raise RawJsonError(
-            f"Not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})."
-        ) from error
+        raise RawJsonError(f"Not valid JSON: {json_error_words(error)}.") from error
     if not isinstance(value, dict):
         raise RawJsonError(f"The arguments must be a JSON object ({{...}}), not {type(value).__name__}.")
     return value
