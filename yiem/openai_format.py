@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from yiem.errors import YiemError
 from yiem.types import (
     AgentContext,
     AgentMessage,
@@ -23,6 +24,10 @@ from yiem.types import (
     UserMessage,
     replace_lone_surrogates,
 )
+
+
+class MessageFormatError(YiemError, TypeError):
+    """A message of no known role, which has no OpenAI form."""
 
 
 def image_url(image: ImageContent) -> str:
@@ -78,7 +83,7 @@ def message_to_openai(message: AgentMessage) -> dict[str, Any]:
             "tool_call_id": message.tool_call_id,
             "content": content_to_blocks(message.content),
         }
-    raise TypeError(f"Cannot convert {type(message).__name__} to the OpenAI format")
+    raise MessageFormatError(f"Cannot convert {type(message).__name__} to the OpenAI format")
 
 
 def to_openai_messages(context: AgentContext) -> list[dict[str, Any]]:

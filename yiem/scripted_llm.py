@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from yiem.errors import YiemError
 from yiem.extract import extract_assistant_message
 from yiem.llm import (
     GenerationOptions,
@@ -47,6 +48,10 @@ class ScriptedRequest:
     options: GenerationOptions | None
 
 
+class ScriptedLlmError(YiemError, ValueError):
+    """A ScriptedLlm set up wrongly (a chunk size under 1)."""
+
+
 class ScriptedLlm:
     """Replays `responses` one per `stream` call, streaming text in `chunk_size`-character deltas.
 
@@ -56,7 +61,7 @@ class ScriptedLlm:
 
     def __init__(self, responses: Sequence[ScriptedResponse], *, chunk_size: int = 4, delay: float = 0.0):
         if chunk_size < 1:
-            raise ValueError("chunk_size must be at least 1")
+            raise ScriptedLlmError("chunk_size must be at least 1")
         self._responses = list(responses)
         self._next = 0
         self._lock = threading.Lock()

@@ -12,6 +12,7 @@ from typing import Any, get_type_hints
 
 from pydantic import ConfigDict, TypeAdapter, create_model
 
+from yiem.errors import YiemError
 from yiem.mcp.client import McpClient
 from yiem.mcp.models import (
     AudioBlock,
@@ -93,6 +94,14 @@ def _progress_output(progress: McpProgress) -> ToolOutput:
     )
 
 
+class DuplicateToolNameError(YiemError, ValueError):
+    """A tool or MCP server name that is already taken; says which to rename."""
+
+
+class ToolSignatureError(YiemError, TypeError):
+    """A function that cannot become a tool (a missing or unresolvable type hint, `*args`)."""
+
+
 class _McpServer:
     def __init__(self, name: str, client: McpClient) -> None:
         self.name = name
@@ -132,7 +141,7 @@ class ToolRegistry:
         """Add a ready-made tool; its name must be free."""
         with self._lock:
             if tool.name in self._tools:
-                raise ValueError(f"a tool named {tool.name!r} is already registered")
+                raise DuplicateToolNameError(f"a tool named {tool.name!r} is already registered")
             self._tools[tool.name] = tool
         return tool
 
@@ -150,7 +159,7 @@ class ToolRegistry:
         """Wrap every tool of `client` as an AgentTool; returns the names the agent sees."""
         with self._lock:
             if name in self._servers:
-                raise ValueError(f"an MCP server named {name!r} is already registered")
+                raise DuplicateToolNameError(f"an MCP server named {name!r} is already registered")
             server = _McpServer(name, client)
             self._servers[name] = server
         previous_sink = client.event_sink
@@ -214,7 +223,9 @@ class ToolRegistry:
         if name in self._tools:
             name = llm_safe_name(f"{server.name}__{mcp_tool.name}")
             if name in self._tools:
-                raise ValueError(f"two tools would be named {name!r}; rename the MCP server {server.name!r}")
+                raise DuplicateToolNameError(
+                    f"two tools would be named {name!r}; rename the MCP server {server.name!r}"
+                )
         client, server_name, tool_name = server.client, server.name, mcp_tool.name
 
         def execute(
@@ -266,13 +277,13 @@ def function_tool(
         # Resolves string annotations (`from __future__ import annotations`) in fn's module.
         hints = get_type_hints(fn, include_extras=True)
     except NameError as exc:
-        raise TypeError(f"{fn.__name__}: a type hint cannot be resolved: {exc}") from exc
+        raise ToolSignatureError(f"{fn.__name__}: a type hint cannot be resolved: {exc}") from exc
     fields: dict[str, Any] = {}
     for param in signature.parameters.values():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise TypeError(f"{fn.__name__}: *args and **kwargs cannot become tool arguments")
+            raise ToolSignatureError(f"{fn.__name__}: *args and **kwargs cannot become tool arguments")
         if param.annotation is inspect.Parameter.empty:
-            raise TypeError(f"{fn.__name__}: parameter {param.name!r} needs a type hint")
+            raise ToolSignatureError(f"{fn.__name__}: parameter {param.name!r} needs a type hint")
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[param.name] = (hints.get(param.name, param.annotation), default)
     model = create_model(f"{fn.__name__}_arguments", __config__=ConfigDict(extra="forbid"), **fields)

@@ -93,9 +93,9 @@ class ReasoningContent(SpecModel):
 MessageContent = Annotated[TextContent | ImageContent | ReasoningContent, Field(discriminator="type")]
 
 
-def content_text(content: Iterable[MessageContent]) -> str:
+def content_text(content: Iterable[MessageContent], separator: str = "") -> str:
     """The text blocks joined, reasoning and images left out: what `.text` of every message gives."""
-    return "".join(block.text for block in content if isinstance(block, TextContent))
+    return separator.join(block.text for block in content if isinstance(block, TextContent))
 
 
 # --- SP-008 cost, usage ---------------------------------------------------------------------
@@ -284,6 +284,10 @@ class ToolResultMessage(SpecModel):
     def text(self) -> str:
         """The text blocks joined, images left out."""
         return content_text(self.content)
+
+    def text_joined_by(self, separator: str) -> str:
+        """The text blocks with `separator` between them, so a display keeps a tool's blocks apart."""
+        return content_text(self.content, separator)
 
 
 def _message_tag(value: Any) -> str:

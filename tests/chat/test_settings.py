@@ -12,7 +12,7 @@ import pytest
 from yiem.agent import Agent
 from yiem.chat import (
     ChatSettings,
-    ConnectionSettingsError,
+    ModelSettingsError,
     available_models,
     connect,
     default_settings,
@@ -46,15 +46,15 @@ def test_secrets_toml_is_read_without_streamlit(tmp_path: Path) -> None:
 
 def test_a_missing_key_says_where_to_put_it() -> None:
     settings = ChatSettings(provider="openai", model_id="gpt-4o-mini")
-    with pytest.raises(ConnectionSettingsError, match="OPENAI_API_KEY") as caught:
+    with pytest.raises(ModelSettingsError, match="OPENAI_API_KEY") as caught:
         connect(settings)
     assert "secrets.toml" in str(caught.value)
 
 
 def test_a_missing_model_or_url_says_so() -> None:
-    with pytest.raises(ConnectionSettingsError, match="Choose a model"):
+    with pytest.raises(ModelSettingsError, match="Choose a model"):
         connect(ChatSettings(provider="llamacpp", model_id=""))
-    with pytest.raises(ConnectionSettingsError, match="base URL"):
+    with pytest.raises(ModelSettingsError, match="base URL"):
         connect(ChatSettings(provider="my-own-server", model_id="m"))
 
 

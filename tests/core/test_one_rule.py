@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import pkgutil
@@ -115,6 +116,33 @@ def test_every_message_type_has_its_text() -> None:
     assert UserMessage(content=blocks).text == "ab"
     assert ToolResultMessage(tool_call_id="c", tool_name="t", content=blocks).text == "ab"
     assert AssistantMessage(content=[ReasoningContent(text="think"), *blocks]).text == "ab"
+    assert ToolResultMessage(tool_call_id="c", tool_name="t", content=blocks).text_joined_by("\n") == "a\nb"
+
+
+def _hand_joined_text(path: Path) -> Iterator[int]:
+    """Lines of `path` that gather `.text` of the TextContent blocks themselves."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ListComp | ast.GeneratorExp | ast.SetComp):
+            continue
+        if not (isinstance(node.elt, ast.Attribute) and node.elt.attr == "text"):
+            continue
+        for condition in (test for generator in node.generators for test in generator.ifs):
+            text = ast.unparse(condition)
+            if text.startswith("isinstance(") and text.endswith(", TextContent)"):
+                yield node.lineno
+
+
+def test_a_messages_text_is_read_through_the_type_everywhere() -> None:
+    """Only yiem.types.content_text joins TextContent blocks; yiem and ui ask a message for `.text`."""
+    top = Path(yiem.__file__).parent.parent
+    found = [
+        f"{path.relative_to(top)}"
+        for folder in ("yiem", "ui")
+        for path in sorted((top / folder).rglob("*.py"))
+        for _ in _hand_joined_text(path)
+    ]
+    # The one rule itself is found, so the scan does see a join written this way.
+    assert found == ["yiem/types.py"], "read the text through message.text or text_joined_by"
 
 
 class _HangingToolCallLlm:
@@ -182,16 +210,22 @@ def test_agent_prompt_takes_a_user_message_as_it_is(core_model: LlmModel) -> Non
 
 
 def _yiem_modules() -> Iterator[Any]:
-    """yiem's root modules and those of yiem.providers, yiem.chat and yiem.explorer."""
-    for info in pkgutil.iter_modules(yiem.__path__):
-        if not info.ispkg and info.name != "__main__":
-            yield importlib.import_module(f"yiem.{info.name}")
-    for package in ("providers", "chat", "explorer"):
-        parent = importlib.import_module(f"yiem.{package}")
-        yield parent
-        for info in pkgutil.iter_modules(parent.__path__):
-            if info.name != "__main__":
-                yield importlib.import_module(f"yiem.{package}.{info.name}")
+    """Every module and package under yiem (the command-line `__main__` modules aside)."""
+    yield yiem
+    for info in pkgutil.walk_packages(yiem.__path__, "yiem."):
+        if not info.name.endswith(".__main__"):
+            yield importlib.import_module(info.name)
+
+
+def _plain_raises() -> Iterator[str]:
+    """`raise ValueError(...)` and the other built-ins a caller cannot tell from anyone else's."""
+    plain = {"Exception", "ValueError", "TypeError", "RuntimeError", "KeyError"}
+    root = Path(yiem.__file__).parent
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            raised = node.exc.func if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) else None
+            if isinstance(raised, ast.Name) and raised.id in plain:
+                yield f"{path.relative_to(root.parent)}:{node.lineno} raises {raised.id}"
 
 
 def test_every_error_yiem_raises_is_a_yiem_error() -> None:
@@ -201,5 +235,41 @@ def test_every_error_yiem_raises_is_a_yiem_error() -> None:
         for _, cls in inspect.getmembers(module, inspect.isclass)
         if issubclass(cls, BaseException) and cls.__module__ == module.__name__
     ]
-    assert len(errors) >= 15
+    assert len(errors) >= 40
     assert [cls.__qualname__ for cls in errors if not issubclass(cls, YiemError)] == []
+    # Each raise names a yiem error (which may also be a ValueError or TypeError for older callers).
+    assert list(_plain_raises()) == []
+
+
+def test_one_server_sent_events_reader_for_the_providers_and_mcp() -> None:
+    """providers._sse, mcp.sse and mcp.http all read events through yiem._sse, none line by line."""
+    from yiem._sse import sse_events
+    from yiem.limits import ResponseLimits
+    from yiem.mcp.http import iter_sse_data
+    from yiem.mcp.sse import iter_sse_events
+    from yiem.providers._sse import capped_events
+
+    body = "id: 7\r\nevent: endpoint\r\ndata: /m\r\n\r\n: ping\n\ndata: {\ndata:  }\n\ndata:\n\ndata: tail"
+    events = list(sse_events(body.replace("\r\n", "\n").split("\n")))
+    assert [(e.event, e.data, e.id) for e in events] == [
+        ("endpoint", "/m", "7"),
+        ("message", "", "7"),  # a comment's blank line still dispatches: the spec keeps the id
+        ("message", "{\n }", "7"),
+        ("message", "", "7"),
+        ("message", "tail", "7"),  # an unterminated last event with data is not lost
+    ]
+    chunks = [body.encode()[:13], body.encode()[13:]]
+    assert [e.data for e in capped_events(chunks, ResponseLimits(), "s")] == [e.data for e in events]
+    lines = body.replace("\r\n", "\n").split("\n")
+    named = [("endpoint", "/m"), ("message", "{\n }"), ("message", "tail")]
+    assert list(iter_sse_events(iter(lines))) == named
+    assert list(iter_sse_data(iter(lines))) == ["/m", "{\n }", "tail"]
+    # Reading event-stream fields by hand ("field: value") anywhere else is a second reader.
+    root = Path(yiem.__file__).parent
+    readers = [
+        str(path.relative_to(root))
+        for path in root.rglob("*.py")
+        if path.name != "_sse.py" or path.parent != root
+        if 'partition(":")' in path.read_text(encoding="utf-8")
+    ]
+    assert readers == []

@@ -67,7 +67,7 @@ def test_valid_json_and_fences() -> None:
     assert scorers.valid_json().score(ITEM, outcome("```json\n[1, 2]\n```")).passed
     bad = scorers.valid_json().score(ITEM, outcome('{"a": }'))
     assert not bad.passed
-    assert bad.reason.startswith("not valid JSON: Expecting value at line 1 column 7")
+    assert bad.reason.startswith("not valid JSON: Expecting value (line 1, column 7)")
 
 
 def test_json_schema() -> None:

@@ -9,7 +9,7 @@ import streamlit as st
 
 from ui import bootstrap
 from yiem.agent import Agent
-from yiem.chat import LOCAL, ConnectionSettingsError, RunAgent, calls_tools, connect
+from yiem.chat import LOCAL, ModelSettingsError, RunAgent, calls_tools, connect
 from yiem.events import AgentEvent
 from yiem.llm import LlmClient
 from yiem.providers.catalog import get_model
@@ -37,7 +37,7 @@ def _client() -> tuple[LlmClient, LlmModel]:
     try:
         with st.spinner(waiting):
             client, model = connect(settings, bootstrap.secret)
-    except ConnectionSettingsError as error:
+    except ModelSettingsError as error:
         raise ChatSetupError(str(error)) from error
     if cached is not None:
         close = getattr(cached[1], "close", None)  # the settings changed: free the old connections

@@ -6,7 +6,7 @@ import streamlit as st
 
 from yiem.chat import ChatSession
 from yiem.store import ConversationNotFoundError, StoreError
-from yiem.types import ImageContent, TextContent, UserMessage
+from yiem.types import ImageContent, UserMessage
 
 UNSENT_KEY = "yiem_unsent"  # the text to put back into the chat input on the next run
 NOTICE_KEY = "yiem_notice"  # the Chat page draws this as an error above the input
@@ -24,9 +24,7 @@ def keep_unsent(chat: ChatSession, prompt: UserMessage, error: StoreError) -> No
     else:
         after = "It is back in the box below: send it again once the problem is solved."
     st.session_state[NOTICE_KEY] = f"{error} Your message was not sent. {after}{again}"
-    st.session_state[UNSENT_KEY] = "".join(
-        block.text for block in prompt.content if isinstance(block, TextContent)
-    )
+    st.session_state[UNSENT_KEY] = prompt.text
 
 
 def restore_input(input_key: str) -> None:

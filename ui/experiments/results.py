@@ -10,7 +10,7 @@ import streamlit as st
 
 from ui.experiments.state import experiment_store
 from yiem.experiments import ExperimentResult, ItemOutcome
-from yiem.types import AssistantMessageToolCall, TextContent, ToolResultMessage, UserMessage
+from yiem.types import AssistantMessageToolCall, ToolResultMessage, UserMessage
 
 PAGE_ROWS = 20
 
@@ -118,11 +118,11 @@ def show_transcript(outcome: ItemOutcome) -> None:
     for message in experiment_store().transcript(outcome):
         if isinstance(message, UserMessage):
             with st.chat_message("user"):
-                st.text("".join(b.text for b in message.content if isinstance(b, TextContent)))
+                st.text(message.text)
         elif isinstance(message, ToolResultMessage):
             with st.chat_message("tool", avatar=":material/build:"):
                 st.caption(f"{message.tool_name} returned" + (" an error" if message.is_error else ""))
-                st.code("".join(b.text for b in message.content if isinstance(b, TextContent)) or "(empty)")
+                st.code(message.text or "(empty)")
         else:
             with st.chat_message("assistant"):
                 if message.text:

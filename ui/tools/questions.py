@@ -11,7 +11,7 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.tools.form import FormKeys, draw_form, form_arguments
-from yiem.chat import ConnectionSettingsError, connect, safe_markdown
+from yiem.chat import ModelSettingsError, connect, safe_markdown
 from yiem.explorer import (
     SchemaFormError,
     ServerQuestion,
@@ -127,7 +127,7 @@ def _draw_sampling(question: ServerQuestion) -> None:
         edited = _edited(request, system, texts, int(max_tokens))
         try:
             client, model = connect(settings, bootstrap.secret)
-        except ConnectionSettingsError as error:
+        except ModelSettingsError as error:
             st.error(str(error))
             return
         with st.spinner(f"{model.id} is writing the reply…"):

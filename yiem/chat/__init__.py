@@ -1,6 +1,6 @@
 """What the Chat page serves: the chat session, model settings and secrets, transcripts, background events."""
 
-from yiem.chat._background import BackgroundEvents, Quiet
+from yiem.chat._background import BackgroundEvents, BackgroundEventsError, Quiet
 from yiem.chat._images import ImageDataError, check_image, image_bytes
 from yiem.chat._safe_markdown import safe_markdown
 from yiem.chat._session import (
@@ -17,8 +17,8 @@ from yiem.chat._settings import (
     DEFAULT_MODELS,
     LOCAL,
     ChatSettings,
-    ConnectionSettingsError,
     KeyStatus,
+    ModelSettingsError,
     available_models,
     calls_tools,
     connect,
@@ -39,13 +39,14 @@ __all__ = [
     "LOCAL",
     "MODEL_LANE",
     "BackgroundEvents",
+    "BackgroundEventsError",
     "ChatSession",
     "ChatSessionError",
     "ChatSettings",
     "ChatSetup",
-    "ConnectionSettingsError",
     "ImageDataError",
     "KeyStatus",
+    "ModelSettingsError",
     "Quiet",
     "RunAgent",
     "TimelineBar",

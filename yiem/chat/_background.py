@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from time import monotonic
 from typing import Generic, Literal, TypeVar
 
+from yiem.errors import YiemError
+
 T = TypeVar("T")
 
 _Entry = tuple[Literal["item"], T] | tuple[Literal["error"], BaseException] | tuple[Literal["end"], None]
@@ -27,6 +29,10 @@ class Quiet:
     seconds: float
 
 
+class BackgroundEventsError(YiemError, ValueError):
+    """BackgroundEvents set up wrongly (a silence interval that is not positive)."""
+
+
 class BackgroundEvents(Generic[T]):
     """Iterates `source` in a daemon thread; yields its items in order and a `Quiet` after each silence.
 
@@ -36,7 +42,7 @@ class BackgroundEvents(Generic[T]):
 
     def __init__(self, source: Iterator[T], interval: float = 0.25) -> None:
         if interval <= 0:
-            raise ValueError(f"interval must be positive, not {interval!r}")
+            raise BackgroundEventsError(f"interval must be positive, not {interval!r}")
         self._source = source
         self._interval = interval
         self._inbox: queue.SimpleQueue[_Entry[T]] = queue.SimpleQueue()

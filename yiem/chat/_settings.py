@@ -41,7 +41,7 @@ def calls_tools(provider: str) -> bool:
     return provider != LOCAL
 
 
-class ConnectionSettingsError(YiemError):
+class ModelSettingsError(YiemError):
     """The settings cannot reach a model (no key, no model, local model missing); says what to do."""
 
 
@@ -142,14 +142,14 @@ def local_model() -> tuple[str, LlmModel]:
         try:
             server.start()
         except LocalLlmError as error:
-            raise ConnectionSettingsError(f"The local model could not start: {error}") from error
+            raise ModelSettingsError(f"The local model could not start: {error}") from error
         return server.openai_base_url, server.llm_model()
 
 
 def connect(
     settings: ChatSettings, secret: Callable[[str], str] = configured_secret
 ) -> tuple[LlmClient, LlmModel]:
-    """A client and the model it serves; `ConnectionSettingsError` says what to change.
+    """A client and the model it serves; `ModelSettingsError` says what to change.
 
     The server's key (`secret`) goes only to the base URL it was configured for; any other base URL
     gets only the key typed in this session, and its error bodies are not quoted back."""
@@ -161,13 +161,11 @@ def connect(
         return client_for_model(model, quote_bodies=True), model
     register_server_secrets(secret)
     if not settings.model_id:
-        raise ConnectionSettingsError("Choose a model in Settings.")
+        raise ModelSettingsError("Choose a model in Settings.")
     preset = PRESETS.get(settings.provider)
     base_url = settings.base_url or (preset.base_url if preset else "")
     if not base_url:
-        raise ConnectionSettingsError(
-            "Enter the server's base URL in Settings (e.g. http://127.0.0.1:8080/v1)."
-        )
+        raise ModelSettingsError("Enter the server's base URL in Settings (e.g. http://127.0.0.1:8080/v1).")
     model = get_model(settings.provider, settings.model_id, base_url=base_url)
     try:
         if preset is not None:
@@ -176,7 +174,7 @@ def connect(
             return client, model
         return client_for_model(model, settings.api_key or None, quote_bodies=False), model
     except MissingApiKeyError as error:
-        raise ConnectionSettingsError(
+        raise ModelSettingsError(
             f"{error} Keys can also go in .streamlit/secrets.toml; a key typed in Settings is kept for "
             "this browser session only."
         ) from error

@@ -16,7 +16,6 @@ from yiem.types import (
     LlmModel,
     LlmUsage,
     ReasoningContent,
-    TextContent,
     ToolResultMessage,
     UserMessage,
 )
@@ -67,7 +66,7 @@ def _counter(model: LlmModel) -> Callable[[str], int]:
 
 def _text_of(message: AgentMessage) -> str:
     if isinstance(message, UserMessage | ToolResultMessage):
-        return "".join(block.text for block in message.content if isinstance(block, TextContent))
+        return message.text
     reasoning = "".join(block.text for block in message.content if isinstance(block, ReasoningContent))
     calls = getattr(message, "tool_calls", [])
     arguments = "".join(call.name + json.dumps(call.arguments, ensure_ascii=False) for call in calls)

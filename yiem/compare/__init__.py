@@ -11,7 +11,7 @@ from yiem.compare._columns import (
 )
 from yiem.compare._ratings import Leaderboard, ModelRating, fit_strengths, leaderboard, to_elo, win_matrix
 from yiem.compare._runner import ColumnState, ColumnStatus, Comparison, Connector, connect_column
-from yiem.compare._votes import VERDICTS, Verdict, Vote, VoteStore
+from yiem.compare._votes import VERDICTS, Verdict, Vote, VoteOwnerError, VoteStore
 
 __all__ = [
     "MAX_COLUMNS",
@@ -28,6 +28,7 @@ __all__ = [
     "ModelRating",
     "Verdict",
     "Vote",
+    "VoteOwnerError",
     "VoteStore",
     "cheapest_and_fastest",
     "check_columns",

@@ -9,7 +9,7 @@ from time import perf_counter
 from typing import Literal
 
 from yiem.agent import Agent
-from yiem.chat import ConnectionSettingsError, calls_tools, connect
+from yiem.chat import ModelSettingsError, calls_tools, connect
 from yiem.compare._columns import ColumnFigures, ColumnSpec, CompareError, cheapest_and_fastest, check_columns
 from yiem.events import AgentEndEvent, AgentEvent, MessageUpdateEvent
 from yiem.llm import LlmClient
@@ -111,7 +111,7 @@ class Comparison:
                 self._apply(column, event, started)
                 if self._stopped.is_set():
                     agent.abort("stopped by the user")
-        except (CompareError, ConnectionSettingsError) as error:
+        except (CompareError, ModelSettingsError) as error:
             column.status, column.error = "error", str(error)
         except Exception as error:  # one broken column must not take the others down
             column.status = "error"

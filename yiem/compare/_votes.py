@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import insert, select
 from sqlalchemy.engine import Engine
 
+from yiem.compare._columns import CompareError
 from yiem.identity import LOCAL_OWNER_ID
 from yiem.store import compare_votes
 
@@ -29,6 +30,10 @@ class Vote(BaseModel):
     created: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
 
+class VoteOwnerError(CompareError, ValueError):
+    """A vote added through a VoteStore that reads the whole team's votes (it has no owner)."""
+
+
 class VoteStore:
     """One person's votes on the store's engine (`owner` None: an admin reading the whole team's)."""
 
@@ -39,7 +44,7 @@ class VoteStore:
     def add(self, vote: Vote) -> str:
         """Store a vote; returns its id."""
         if self.owner is None:
-            raise ValueError("A vote is cast by one person: open the VoteStore with an owner to add one.")
+            raise VoteOwnerError("A vote is cast by one person: open the VoteStore with an owner to add one.")
         vote_id = uuid.uuid4().hex
         with self.engine.begin() as conn:
             conn.execute(

@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import ColumnElement, and_, func, true
+from sqlalchemy import ColumnCollection, ColumnElement, and_, func, true
 
 from yiem.errors import YiemError
 from yiem.identity import LOCAL_OWNER_ID
@@ -67,24 +67,34 @@ class UsageFilter:
         the same to the provider and model conditions, so a partial index can be chosen instead.
         """
         created: ColumnElement[Any] = usage.c.created_ms if time_index else usage.c.created_ms + 0
-        provider: ColumnElement[Any] = usage.c.provider if name_index else func.coalesce(usage.c.provider, "")
-        model: ColumnElement[Any] = usage.c.model if name_index else func.coalesce(usage.c.model, "")
         parts: list[ColumnElement[bool]] = []
         if self.start_ms is not None:
             parts.append(created >= self.start_ms)
         if self.end_ms is not None:
             parts.append(created < self.end_ms)
+        return and_(true(), *parts, *self.dimensions(usage.c, name_index))
+
+    def dimensions(
+        self, columns: ColumnCollection[str, Any], name_index: bool = True
+    ) -> list[ColumnElement[bool]]:
+        """The conditions on everything but time, over `columns`: the usage table's or a rollup's.
+
+        A rollup keeps no conversation or experiment, so `rows_only` filters are never asked of one.
+        """
+        provider: ColumnElement[Any] = columns.provider if name_index else func.coalesce(columns.provider, "")
+        model: ColumnElement[Any] = columns.model if name_index else func.coalesce(columns.model, "")
+        parts: list[ColumnElement[bool]] = []
         if self.providers:
             parts.append(provider.in_(self.providers))
         if self.models:
             parts.append(model.in_(self.models))
         if self.conversation_id is not None:
-            parts.append(usage.c.conversation_id == self.conversation_id)
+            parts.append(columns.conversation_id == self.conversation_id)
         if self.experiment_id is not None:
-            parts.append(usage.c.experiment_id == self.experiment_id)
+            parts.append(columns.experiment_id == self.experiment_id)
         if self.owner is not None:
-            parts.append(usage.c.owner == self.owner)
-        return and_(true(), *parts)
+            parts.append(columns.owner == self.owner)
+        return parts
 
 
 def local_day_range(first: date, last: date, tz: str) -> tuple[int, int]:

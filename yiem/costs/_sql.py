@@ -134,14 +134,9 @@ def _rollup_hours(usage_filter: UsageFilter, first: int, last: int, full: bool) 
         else h[name].label(name)
         for name in fields
     ]
-    query = select(h.hour, *(h[name] for name in _KEYS), *columns).where(h.hour >= first, h.hour < last)
-    if usage_filter.providers:
-        query = query.where(h.provider.in_(usage_filter.providers))
-    if usage_filter.models:
-        query = query.where(h.model.in_(usage_filter.models))
-    if usage_filter.owner is not None:
-        query = query.where(h.owner == usage_filter.owner)
-    return query
+    return select(h.hour, *(h[name] for name in _KEYS), *columns).where(
+        h.hour >= first, h.hour < last, *usage_filter.dimensions(h)
+    )
 
 
 def _split_hours(usage_filter: UsageFilter) -> tuple[int, int, list[UsageFilter]] | None:
@@ -201,15 +196,7 @@ def per_conversation(usage_filter: UsageFilter) -> Any:
         func.nullif(r.conversation_id, "").label("conversation_id"),
         func.max(r.last_ms).label("last_ms"),
         *(func.sum(r[name]).label(name) for name in Counts.model_fields),
-    ).where(r.hour >= first, r.hour < last)
-    if usage_filter.providers:
-        query = query.where(r.provider.in_(usage_filter.providers))
-    if usage_filter.models:
-        query = query.where(r.model.in_(usage_filter.models))
-    if usage_filter.conversation_id is not None:
-        query = query.where(r.conversation_id == usage_filter.conversation_id)
-    if usage_filter.owner is not None:
-        query = query.where(r.owner == usage_filter.owner)
+    ).where(r.hour >= first, r.hour < last, *usage_filter.dimensions(r))
     query = query.group_by(r.conversation_id)
     if not edges:
         return query.subquery()

@@ -30,7 +30,7 @@ from yiem.experiments._runner import (
     run_experiment,
 )
 from yiem.experiments._spec import DEFAULT_CONCURRENCY, RAY_ADDRESS_ENV, ExperimentError, RunSpec, check_spec
-from yiem.experiments._stats import mcnemar_exact, percentile, wilson_interval
+from yiem.experiments._stats import StatisticsError, mcnemar_exact, percentile, wilson_interval
 from yiem.experiments._storage import (
     ExperimentNotFoundError,
     ExperimentRecord,
@@ -40,7 +40,7 @@ from yiem.experiments._storage import (
     resume_experiment,
 )
 from yiem.experiments._variant import CUSTOM_PROVIDER, Variant, VariantError
-from yiem.experiments.scorers import AnyScorer, ScorerError
+from yiem.experiments.scorers import AnyScorer, ScorerError, ScorerSpecError
 
 __all__ = [
     "CUSTOM_PROVIDER",
@@ -70,6 +70,8 @@ __all__ = [
     "RunStatus",
     "Score",
     "ScorerError",
+    "ScorerSpecError",
+    "StatisticsError",
     "StoreRecorder",
     "TaskExecutor",
     "ThreadExecutor",

@@ -5,6 +5,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from yiem.errors import YiemError
+
+
+class StatisticsError(YiemError, ValueError):
+    """Counts that cannot be (more successes than trials, a negative count)."""
+
+
 Z_95 = 1.959963984540054
 """The standard normal quantile for a two-sided 95% interval."""
 
@@ -14,7 +21,7 @@ def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, flo
     if n <= 0:
         return 0.0, 0.0
     if not 0 <= successes <= n:
-        raise ValueError(f"successes must be between 0 and n ({successes} of {n})")
+        raise StatisticsError(f"successes must be between 0 and n ({successes} of {n})")
     p = successes / n
     z2 = z * z
     denominator = 1 + z2 / n
@@ -30,7 +37,7 @@ def mcnemar_exact(b: int, c: int) -> float:
     probability 1/2, so p = min(1, 2 · P[Binomial(n, 1/2) ≤ min(b, c)]).
     """
     if b < 0 or c < 0:
-        raise ValueError("b and c are counts and cannot be negative")
+        raise StatisticsError("b and c are counts and cannot be negative")
     n = b + c
     if n == 0:
         return 1.0

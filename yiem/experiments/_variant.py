@@ -82,7 +82,7 @@ class Variant(BaseModel):
         """The client and model to run; `VariantError` says what to change when that fails."""
         if self.llm is not None:
             return self.llm, self.model or LlmModel(id=self.name, provider=CUSTOM_PROVIDER)
-        from yiem.chat import ChatSettings, ConnectionSettingsError, connect
+        from yiem.chat import ChatSettings, ModelSettingsError, connect
 
         # Only a key given with the variant goes in the settings: `connect` looks up the server's own
         # key (environment, secrets.toml) and sends it only to the base URL it was configured for.
@@ -94,7 +94,7 @@ class Variant(BaseModel):
         )
         try:
             return connect(settings)
-        except ConnectionSettingsError as error:
+        except ModelSettingsError as error:
             raise VariantError(f"Variant {self.name!r}: {error}") from error
 
     def select_tools(self, available: Mapping[str, AgentTool]) -> list[AgentTool]:

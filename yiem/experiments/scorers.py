@@ -17,7 +17,7 @@ import jsonschema
 import re2
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-from yiem.errors import YiemError
+from yiem.errors import YiemError, json_error_words
 from yiem.experiments._dataset import DatasetItem
 from yiem.experiments._outcome import ItemOutcome, Score
 from yiem.experiments._rubric import Judge, RubricVerdict
@@ -50,6 +50,10 @@ __all__ = [
 
 class ScorerError(YiemError):
     """A scorer is set up wrongly (a bad pattern or schema, no expected value); says what to fix."""
+
+
+class ScorerSpecError(ScorerError, ValueError):
+    """A scorer's pattern or schema that does not compile; a ValueError so pydantic reports it in place."""
 
 
 class _Scorer(BaseModel):
@@ -131,7 +135,9 @@ class Regex(_Scorer):
         try:
             self._compiled = re2.compile(self.pattern)
         except re2.error as error:
-            raise ValueError(f"the pattern {self.pattern!r} is not a valid RE2 expression: {error}") from None
+            raise ScorerSpecError(
+                f"the pattern {self.pattern!r} is not a valid RE2 expression: {error}"
+            ) from None
         return self
 
     def grade(self, item: DatasetItem, outcome: ItemOutcome) -> tuple[float, str]:
@@ -150,9 +156,7 @@ def _parse_json(output: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise ScorerError(
-            f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
-        ) from None
+        raise ScorerError(f"not valid JSON: {json_error_words(error)}") from None
 
 
 class ValidJson(_Scorer):
@@ -180,7 +184,7 @@ class JsonSchema(_Scorer):
         try:
             cls.check_schema(self.json_schema)
         except jsonschema.SchemaError as error:
-            raise ValueError(f"the JSON Schema is not valid: {error.message}") from None
+            raise ScorerSpecError(f"the JSON Schema is not valid: {error.message}") from None
         self._validator = cls(self.json_schema)
         return self
 

@@ -20,6 +20,7 @@ from yiem.explorer._protocol_log import message_summary, protocol_log_json, prot
 from yiem.explorer._schema_check import SchemaFormError
 from yiem.explorer._schema_form import (
     FieldKind,
+    FieldValueError,
     FormField,
     FormState,
     FormValueError,
@@ -68,6 +69,7 @@ __all__ = [
     "CallStatus",
     "ExampleServer",
     "FieldKind",
+    "FieldValueError",
     "FormField",
     "FormState",
     "FormValueError",

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 
-from yiem.errors import YiemError
+from yiem.errors import YiemError, json_error_words
 from yiem.explorer._schema_check import (
     SCHEMA_URI,
     SchemaFormError,
@@ -52,6 +52,10 @@ class FormValueError(YiemError, ValueError):
         self.field_errors = dict(field_errors)
         summary = "; ".join(f"{name}: {error}" if name else error for name, error in field_errors.items())
         super().__init__(summary or "The arguments are not valid.")
+
+
+class FieldValueError(YiemError, ValueError):
+    """One widget value that is not a valid argument, in words; FormValueError gathers them per field."""
 
 
 class RawJsonError(YiemError, ValueError):
@@ -349,7 +353,7 @@ def widget_value(field: FormField, value: Any) -> Any:
         FieldKind.SELECT: "one of the choices",
         FieldKind.MULTISELECT: "a list of the choices",
     }[kind]
-    raise ValueError(f"{json.dumps(value, ensure_ascii=False)} is not {expected}.")
+    raise FieldValueError(f"{json.dumps(value, ensure_ascii=False)} is not {expected}.")
 
 
 def _is_option(value: Any, options: list[Any]) -> bool:
@@ -369,10 +373,10 @@ def argument_value(field: FormField, value: Any) -> Any:
     if field.kind == FieldKind.BOOLEAN:
         if isinstance(value, bool):
             return value
-        raise ValueError(f"Expected true or false, got {value!r}.")
+        raise FieldValueError(f"Expected true or false, got {value!r}.")
     if field.kind == FieldKind.SELECT:
         if not _is_option(value, field.options):
-            raise ValueError(f"{value!r} is not one of the choices.")
+            raise FieldValueError(f"{value!r} is not one of the choices.")
         return value
     if field.kind == FieldKind.MULTISELECT:
         items = list(value)
@@ -383,14 +387,12 @@ def argument_value(field: FormField, value: Any) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise ValueError(
-            f"Not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})."
-        ) from error
+        raise FieldValueError(f"Not valid JSON: {json_error_words(error)}.") from error
 
 
 def _number(field: FormField, value: Any) -> int | float | Any:
     if isinstance(value, bool):
-        raise ValueError(f"Expected a number, got {value!r}.")
+        raise FieldValueError(f"Expected a number, got {value!r}.")
     if isinstance(value, str):
         text = value.strip()
         if not text:
@@ -401,22 +403,18 @@ def _number(field: FormField, value: Any) -> int | float | Any:
             try:
                 number = float(text)
             except ValueError:
-                raise ValueError(f"“{value}” is not a number.") from None
+                raise FieldValueError(f"“{value}” is not a number.") from None
     elif isinstance(value, int | float):
         number = value
     else:
-        raise ValueError(f"Expected a number, got {value!r}.")
+        raise FieldValueError(f"Expected a number, got {value!r}.")
     if isinstance(number, float) and not math.isfinite(number):
-        raise ValueError(f"“{value}” is not a finite number.")
+        raise FieldValueError(f"“{value}” is not a finite number.")
     if field.kind == FieldKind.INTEGER and isinstance(number, float):
         if not number.is_integer():
-            raise ValueError(f"“{value}” is not a whole number.")
+            raise FieldValueError(f"“{value}” is not a whole number.")
         number = int(number)
     return number
-
-
-def _json_error_words(error: json.JSONDecodeError) -> str:
-    return f"Not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})."
 
 
 def _describe(error: ValidationError) -> str:
@@ -431,9 +429,7 @@ def parse_raw_json(text: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
-        raise RawJsonError(
-            f"Not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})."
-        ) from error
+        raise RawJsonError(f"Not valid JSON: {json_error_words(error)}.") from error
     if not isinstance(value, dict):
         raise RawJsonError(f"The arguments must be a JSON object ({{...}}), not {type(value).__name__}.")
     return value

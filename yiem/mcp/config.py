@@ -37,6 +37,10 @@ class StdioServerConfig(BaseModel):
     roots: list[str] = Field(default_factory=list)
 
 
+class McpServerUrlError(McpConfigError, ValueError):
+    """A server URL that is not http(s); a ValueError so pydantic reports it with the entry's other faults."""
+
+
 class HttpServerConfig(BaseModel):
     """A server reached over Streamable HTTP at `url`."""
 
@@ -53,7 +57,7 @@ class HttpServerConfig(BaseModel):
     def _http_url(cls, url: str) -> str:
         # A `${VAR}` may hold the whole URL; it is checked again once expanded.
         if not url.startswith(("http://", "https://", "${")):
-            raise ValueError(f"must start with http:// or https:// (got {url!r})")
+            raise McpServerUrlError(f"must start with http:// or https:// (got {url!r})")
         return url
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 
+from yiem._sse import sse_events
 from yiem.limits import ResponseLimits, ResponseTooLargeError, capped, read_capped, text_lines
 from yiem.mcp.errors import McpConnectionError, McpError, McpSessionExpiredError
 from yiem.mcp.transport import Message, OnFailure, OnMessage
@@ -25,22 +26,7 @@ ACCEPT = "application/json, text/event-stream"
 
 def iter_sse_data(lines: Iterator[str]) -> Iterator[str]:
     """The `data` of each server-sent event; empty (priming) events are skipped."""
-    data: list[str] = []
-    for line in lines:
-        if not line:
-            if data:
-                joined = "\n".join(data)
-                data = []
-                if joined.strip():
-                    yield joined
-            continue
-        if line.startswith(":"):
-            continue
-        field, _, value = line.partition(":")
-        if field == "data":
-            data.append(value[1:] if value.startswith(" ") else value)
-    if data and "\n".join(data).strip():
-        yield "\n".join(data)
+    return (event.data for event in sse_events(lines) if event.data.strip())
 
 
 class HttpTransport:

@@ -15,6 +15,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from yiem._sse import sse_events
 from yiem.limits import ResponseLimits, ResponseTooLargeError, read_capped, text_lines
 from yiem.mcp.errors import McpConnectionError, McpError
 from yiem.mcp.http import interrupt_response
@@ -24,24 +25,8 @@ logger = logging.getLogger(__name__)
 
 
 def iter_sse_events(lines: Iterator[str]) -> Iterator[tuple[str, str]]:
-    """(event name, data) of each server-sent event; the name defaults to "message"."""
-    event, data = "message", list[str]()
-    for line in lines:
-        if not line:
-            if data:
-                yield event, "\n".join(data)
-            event, data = "message", []
-            continue
-        if line.startswith(":"):
-            continue
-        field, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if field == "event":
-            event = value
-        elif field == "data":
-            data.append(value)
-    if data:
-        yield event, "\n".join(data)
+    """(event name, data) of each server-sent event with data; the name defaults to "message"."""
+    return ((event.event, event.data) for event in sse_events(lines) if event.data)
 
 
 class SseTransport:

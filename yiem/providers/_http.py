@@ -111,6 +111,10 @@ class HttpLlmClient(ABC):
     def auth_headers(self) -> dict[str, str]:
         """The headers that carry the key and the configured extra headers."""
 
+    def request_headers(self, streaming: bool) -> dict[str, str]:
+        """A model request's headers: what it answers in (an event stream or JSON) and auth_headers."""
+        return {"Accept": "text/event-stream" if streaming else "application/json", **self.auth_headers()}
+
     # --- public API ----------------------------------------------------------------------------
 
     def stream(

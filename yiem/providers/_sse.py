@@ -6,35 +6,9 @@ from collections.abc import Iterable, Iterator
 
 from httpx_sse import ServerSentEvent
 
+from yiem._sse import sse_events
 from yiem.limits import ResponseLimits, ResponseTooLargeError, capped, text_lines
 from yiem.llm import StreamEvent
-
-
-def sse_events(lines: Iterable[str]) -> Iterator[ServerSentEvent]:
-    """Events from event-stream lines: `data` lines joined; `event`, `id`, `retry` kept; comments skipped."""
-    data: list[str] = []
-    event = event_id = ""
-    retry: int | None = None
-    for line in lines:
-        if not line:
-            if data or event or event_id or retry is not None:
-                yield ServerSentEvent(event=event, data="\n".join(data), id=event_id, retry=retry)
-            data, event, retry = [], "", None
-            continue
-        if line.startswith(":"):
-            continue
-        field, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if field == "data":
-            data.append(value)
-        elif field == "event":
-            event = value
-        elif field == "id" and "\0" not in value:
-            event_id = value
-        elif field == "retry" and value.isdigit():
-            retry = int(value)
-    if data:
-        yield ServerSentEvent(event=event, data="\n".join(data), id=event_id, retry=retry)
 
 
 def capped_events(chunks: Iterable[bytes], limits: ResponseLimits, source: str) -> Iterator[ServerSentEvent]:

@@ -144,7 +144,7 @@ class AnthropicClient(HttpLlmClient):
     def build_request(
         self, model: LlmModel, context: AgentContext, options: GenerationOptions, streaming: bool
     ) -> HttpRequest:
-        headers = {"Accept": "text/event-stream" if streaming else "application/json", **self.auth_headers()}
+        headers = self.request_headers(streaming)
         body: dict[str, Any] = {
             "model": model.id,
             "max_tokens": options.max_tokens or model.max_tokens or DEFAULT_MAX_TOKENS,

@@ -88,7 +88,7 @@ class OpenAIChatClient(HttpLlmClient):
     def build_request(
         self, model: LlmModel, context: AgentContext, options: GenerationOptions, streaming: bool
     ) -> HttpRequest:
-        headers = {"Accept": "text/event-stream" if streaming else "application/json", **self.auth_headers()}
+        headers = self.request_headers(streaming)
         body: dict[str, Any] = {
             "model": model.id,
             "messages": to_openai_messages(context),

@@ -2,7 +2,7 @@
 
 from yiem.store._compare_tables import compare_votes
 from yiem.store._conversations import Conversation, ConversationStore
-from yiem.store._demo_data import DAY_MS, generate, seed_demo
+from yiem.store._demo_data import DAY_MS, DemoDataError, generate, seed_demo
 from yiem.store._engine import create_store_engine, database_url
 from yiem.store._errors import (
     ConversationNotFoundError,
@@ -33,6 +33,7 @@ __all__ = [
     "Conversation",
     "ConversationNotFoundError",
     "ConversationStore",
+    "DemoDataError",
     "SchemaTooNewError",
     "StoreBusyError",
     "StoreCorruptError",

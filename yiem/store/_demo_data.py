@@ -11,11 +11,16 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Engine, insert
 
+from yiem.errors import YiemError
 from yiem.store._schema import OWNER_DEFAULT, conversations, usage
 from yiem.types import ModelCost
 
 DAY_MS = 86_400_000
 BATCH_ROWS = 20_000
+
+
+class DemoDataError(YiemError, ValueError):
+    """Demo data asked for wrongly (a negative number of rows); says what to give instead."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +118,7 @@ def generate(
 ) -> tuple[list[dict[str, Any]], Iterator[list[dict[str, Any]]]]:
     """Conversations and batches of usage rows (in time order) spread over the `days` before `end_ms`."""
     if rows < 0:
-        raise ValueError(f"The number of demo rows must be 0 or more, not {rows}.")
+        raise DemoDataError(f"The number of demo rows must be 0 or more, not {rows}.")
     rng = np.random.default_rng(seed)
     end_ms = int(time.time() * 1000) if end_ms is None else end_ms
     n_conv = max(1, rows // 20)
