@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from ui.experiments.state import experiment_store
+from yiem.chat import safe_markdown
 from yiem.experiments import ExperimentResult, ItemOutcome
 from yiem.types import AssistantMessageToolCall, TextContent, ToolResultMessage, UserMessage
 
@@ -111,10 +112,11 @@ def show_transcript(outcome: ItemOutcome) -> None:
     st.markdown(f"**{outcome.variant}** · item `{outcome.item_id}` · {outcome.stop_reason}")
     for score in outcome.scores:
         st.markdown(
-            f"{_badges(outcome.model_copy(update={'scores': [score], 'error': None}))} {score.reason}"
+            f"{_badges(outcome.model_copy(update={'scores': [score], 'error': None}))} "
+            + safe_markdown(score.reason)
         )
     if outcome.error:
-        st.error(outcome.error)
+        st.error(safe_markdown(outcome.error))
     for message in experiment_store().transcript(outcome):
         if isinstance(message, UserMessage):
             with st.chat_message("user"):
@@ -126,7 +128,7 @@ def show_transcript(outcome: ItemOutcome) -> None:
         else:
             with st.chat_message("assistant"):
                 if message.text:
-                    st.markdown(message.text)
+                    st.markdown(safe_markdown(message.text))
                 if isinstance(message, AssistantMessageToolCall):
                     for call in message.tool_calls:
                         st.caption(f"calls {call.name}")

@@ -348,7 +348,10 @@ def _draw_details(name: str, client: McpClient) -> None:
             if src := icon_src(info.icons):
                 st.image(src, width=32)
             title = f"**{info.title}** `{info.name}`" if info.title else f"**{info.name or name}**"
-            st.markdown(f"{title} {info.version}  \n:green[:material/check_circle: connected]")
+            # The title and version are the server's words: no image in them loads from the network.
+            st.markdown(
+                safe_markdown(f"{title} {info.version}") + "  \n:green[:material/check_circle: connected]"
+            )
         with top[1]:
             st.markdown(
                 f"Protocol **{client.protocol_version}**  \nSession `{client.session_id or 'none (stdio)'}`"
