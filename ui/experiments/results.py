@@ -117,7 +117,12 @@ def show_transcript(outcome: ItemOutcome) -> None:
         )
     if outcome.error:
         st.error(safe_markdown(outcome.error))
-    for message in experiment_store().transcript(outcome):
+    store = experiment_store()
+    # The results are the team's; each item's transcript is a conversation of whoever ran it.
+    own = outcome.conversation_id is None or store.conversations.exists(outcome.conversation_id)
+    if not own:
+        st.info("This item's transcript stays with the person who ran it; its scores are above.")
+    for message in store.transcript(outcome):
         if isinstance(message, UserMessage):
             with st.chat_message("user"):
                 st.text("".join(b.text for b in message.content if isinstance(b, TextContent)))
@@ -133,7 +138,7 @@ def show_transcript(outcome: ItemOutcome) -> None:
                     for call in message.tool_calls:
                         st.caption(f"calls {call.name}")
                         st.json(call.arguments, expanded=False)
-    if outcome.conversation_id:
+    if outcome.conversation_id and own:
         st.page_link(
             "ui/pages/chat.py",
             label="Continue in Chat",
