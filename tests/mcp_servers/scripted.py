@@ -2,7 +2,7 @@
 
 Paginated `tools/list` (three pages, or a cursor that repeats), `-32601`, a slow tool with
 progress, a tool that never answers, a crash in the middle of a call, a server request to the
-client, `list_changed`, a protocol version of our choosing. `ScriptedServer` holds the logic;
+client, `list_changed`, a protocol version and a title of our choosing. `ScriptedServer` holds the logic;
 `python -m tests.mcp_servers.scripted` serves it over stdio and `ScriptedHttpServer` over
 Streamable HTTP on 127.0.0.1 (with session loss on demand). `--hostile` adds tools whose input
 schemas a form cannot draw or check naively (`HOSTILE_TOOLS`); each answers with its arguments.
@@ -128,9 +128,14 @@ class ScriptedServer:
     """The server's logic: answers one message, sending replies and notifications through `send`."""
 
     def __init__(
-        self, protocol_version: str | None = None, repeat_cursor: bool = False, hostile: bool = False
+        self,
+        protocol_version: str | None = None,
+        repeat_cursor: bool = False,
+        hostile: bool = False,
+        title: str | None = None,
     ) -> None:
         self.protocol_version = protocol_version
+        self.title = title
         self.repeat_cursor = repeat_cursor
         self.tools = [dict(tool) for tool in BASE_TOOLS + (HOSTILE_TOOLS if hostile else [])]
         self.cancelled: set[Any] = set()
@@ -176,7 +181,12 @@ class ScriptedServer:
             return {
                 "protocolVersion": version,
                 "capabilities": {"tools": {"listChanged": True}},
-                "serverInfo": {"name": "scripted", "version": "1.0", "icons": [ICON]},
+                "serverInfo": {
+                    "name": "scripted",
+                    "version": "1.0",
+                    "icons": [ICON],
+                    **({"title": self.title} if self.title is not None else {}),
+                },
                 "instructions": "A scripted test server.",
             }
         if method == "ping":
@@ -406,8 +416,10 @@ def main() -> None:
     parser.add_argument("--repeat-cursor", action="store_true", help="tools/list repeats its cursor")
     parser.add_argument("--noise", action="store_true", help="write a line that is not JSON first")
     parser.add_argument("--hostile", action="store_true", help="add the tools of HOSTILE_TOOLS")
+    parser.add_argument("--title", help="the server's title in initialize (its own words, Markdown and all)")
     options = parser.parse_args()
-    serve_stdio(ScriptedServer(options.protocol, options.repeat_cursor, options.hostile), options.noise)
+    server = ScriptedServer(options.protocol, options.repeat_cursor, options.hostile, options.title)
+    serve_stdio(server, options.noise)
 
 
 if __name__ == "__main__":

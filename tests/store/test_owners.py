@@ -15,7 +15,9 @@ from sqlalchemy import Engine, inspect, select, text
 from tests.fixtures.costs import utc_ms
 from yiem import costs
 from yiem.compare import Vote, VoteStore
+from yiem.experiments import Dataset, ExperimentResult, ExperimentStore, Variant, run_experiment, scorers
 from yiem.identity import LOCAL_OWNER_ID
+from yiem.scripted_llm import ScriptedLlm
 from yiem.store import (
     SCHEMA_VERSION,
     ConversationNotFoundError,
@@ -173,6 +175,52 @@ def test_votes_are_read_per_owner(two: dict[str, Any]) -> None:
     assert sorted(v.left_model for v in VoteStore(engine, None).votes()) == ["model-a", "model-b"]
     with pytest.raises(ValueError, match="one person"):
         VoteStore(engine, None).add(Vote(left_model="m", right_model="n", verdict="tie"))
+
+
+def _experiment(engine: Engine, owner: str) -> tuple[str, ExperimentResult]:
+    """`owner` runs an experiment of their own: one item, one scripted reply; its id and result."""
+    store = ExperimentStore(engine, owner)
+    data = Dataset.from_records([{"id": "q", "input": f"question of {owner}", "expected": "answer"}])
+    variant = Variant(name="v", llm=ScriptedLlm([f"answer of {owner}"]))
+    result = run_experiment(data, [variant], [scorers.contains()], name=f"quiz of {owner}", store=store)
+    return store.experiment_named(f"quiz of {owner}"), result
+
+
+def test_experiment_transcripts_and_costs_are_the_runners_own(any_store_url: str) -> None:
+    engine = create_store_engine(any_store_url)
+    exp_a, run_a = _experiment(engine, A)
+    exp_b, run_b = _experiment(engine, B)
+    assert costs.experiment_options(engine, A) == [(exp_a, f"quiz of {A}")]
+    assert costs.experiment_options(engine, B) == [(exp_b, f"quiz of {B}")]
+    assert {e for e, _ in costs.experiment_options(engine, None)} == {exp_a, exp_b}
+    # B's experiment on A's Costs page (a shared ?experiment= link): none of B's requests.
+    every_time = costs.UsageFilter(start_ms=0, end_ms=utc_ms("2100-01-01T00:00:00"))
+    assert costs.counts(engine, replace(every_time, owner=A, experiment_id=exp_b)).requests == 0
+    assert costs.counts(engine, replace(every_time, owner=B, experiment_id=exp_b)).requests == 1
+    assert costs.counts(engine, replace(every_time, owner=None, experiment_id=exp_b)).requests == 1
+
+    as_a, as_b = ExperimentStore(engine, A), ExperimentStore(engine, B)
+    # Experiments and their results are the team's (README): A reads B's run's outcomes...
+    (theirs,) = as_a.load_result(run_b.run_id).outcomes
+    assert {e.id for e in as_a.list_experiments()} == {exp_a, exp_b}
+    # ...but B's transcript, a hidden conversation of B's, stays B's.
+    assert theirs.conversation_id is not None
+    assert as_a.transcript(theirs) == []
+    assert "answer of " + B in [m.text for m in as_b.transcript(theirs) if isinstance(m, AssistantMessage)]
+    with pytest.raises(ConversationNotFoundError, match="not yours"):
+        ConversationStore(engine, A).get(theirs.conversation_id)
+    (mine,) = as_a.load_result(run_a.run_id).outcomes
+    assert [m.role for m in as_a.transcript(mine)] == ["user", "assistant"]
+    with engine.connect() as conn:
+        for run, owner in ((run_a, A), (run_b, B)):
+            stored = select(usage.c.owner).where(usage.c.run_id == run.run_id)
+            assert set(conn.execute(stored).scalars()) == {owner}
+            hidden = select(conversations.c.owner).where(
+                conversations.c.id.in_(
+                    [o.conversation_id for o in ExperimentStore(engine, owner).outcomes(run.run_id)]
+                )
+            )
+            assert set(conn.execute(hidden).scalars()) == {owner}
 
 
 def test_rows_stored_before_owners_go_to_the_local_user(any_store_url: str) -> None:

@@ -23,7 +23,9 @@ from yiem.experiments import (
 )
 from yiem.store import create_store_engine
 
-PAGE = str(Path(__file__).resolve().parents[2] / "ui" / "pages" / "experiments.py")
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "ui" / "pages" / "experiments.py")
+APP = str(ROOT / "app.py")
 TIMEOUT = 60
 
 
@@ -96,3 +98,40 @@ def test_cost_so_far_says_price_unknown_never_zero() -> None:
     )
     assert not ItemOutcome(item_id="a", variant="v", cost=0.001, scores=[judged]).price_known
     assert ItemOutcome(item_id="a", variant="v", cost=0.001).price_known
+
+
+def test_a_remote_image_in_a_transcript_is_a_link_never_an_image(db_url: str) -> None:
+    # A reply (and the scorer's reason quoting it) may carry an image URL that leaks data when fetched.
+    leak = "![x](http://127.0.0.1:9/leak.png)"
+    store = ExperimentStore(create_store_engine(db_url))
+    data = Dataset.from_records([{"id": "q0", "input": "draw", "expected": "x"}])
+    variant = Variant(name="v", llm=ScriptedLlm([f"Here: {leak}"]))
+    result = run_experiment(data, [variant], [scorers.regex(r"!\[x\]\([^)]*\)")], name="img", store=store)
+    # The whole app, so the transcript's link to the Chat page has its page.
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.query_params["e"] = store.list_experiments()[0].id
+    at.switch_page("ui/pages/experiments.py").run()
+    at.button(key=f"exp_open_{result.run_id}_q0_v").click().run()
+    assert not at.exception, at.exception
+    shown = [str(m.value) for m in at.markdown]
+    reply = next(m for m in shown if m.startswith("Here:"))
+    reason = next(m for m in shown if "matched" in m)
+    for drawn in (reply, reason):
+        assert "![x]" not in drawn.replace("\\![", "")
+        assert "[:material/image: image: x](<http://127.0.0.1:9/leak.png>)" in drawn
+
+
+def test_a_run_of_another_persons_shows_its_scores_but_not_its_transcript(db_url: str) -> None:
+    # Ann ran it (with sign-in on); the page's person here is the local user, who is not Ann.
+    store = ExperimentStore(create_store_engine(db_url), "ann@example.com")
+    data = Dataset.from_records([{"id": "q0", "input": "Ann's question", "expected": "x"}])
+    variant = Variant(name="v", llm=ScriptedLlm(["Ann's answer x"]))
+    result = run_experiment(data, [variant], [scorers.contains()], name="ann's", store=store)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.query_params["e"] = store.list_experiments()[0].id
+    at.switch_page("ui/pages/experiments.py").run()
+    at.button(key=f"exp_open_{result.run_id}_q0_v").click().run()
+    assert not at.exception, at.exception
+    assert any("stays with the person who ran it" in i.value for i in at.info)
+    assert ":green-badge[contains 1.00]" in _text(at)
+    assert not at.chat_message and not [link for link in at.get("page_link") if "Continue" in str(link.proto)]

@@ -9,8 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.fixtures.mcp import time_server_command
+from yiem.explorer import EXAMPLE_SERVER_VARIABLE
 from yiem.store import ConversationStore, create_store_engine
 from yiem.types import AssistantMessage, LlmUsage, TextContent, UserMessage
 
@@ -126,6 +129,31 @@ def test_signed_in_only_an_admin_may_add_a_command_or_save_to_mcp_json(db_url: s
     assert not any("Only an admin" in w.value for w in carol.warning)
     assert not carol.button(key="tools-add-connect").disabled
     assert not carol.checkbox(key="tools-add-save").disabled
+
+
+def test_signed_in_only_an_admin_is_offered_the_example_server(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The one-click example is a program started on the server, like a typed command.
+    monkeypatch.setenv(EXAMPLE_SERVER_VARIABLE, time_server_command())
+    ann = _app(ANN).run()
+    ann.switch_page("ui/pages/tools.py").run()
+    assert not ann.exception
+    assert any("No MCP servers yet" in i.value for i in ann.info)
+    assert not [b for b in ann.button if b.key == "tools-add-example"]
+    assert "mcp-server-time" not in _texts(ann)
+
+    carol = _app(CAROL, admins=["carol@example.com"]).run()
+    carol.switch_page("ui/pages/tools.py").run()
+    carol.button(key="tools-add-example").click().run()
+    assert not carol.exception
+    clients = carol.session_state["mcp_clients"]
+    try:
+        assert "time" in clients
+        assert carol.selectbox(key="tools-server").value == "time"
+    finally:
+        for client in clients.values():
+            client.close()
 
 
 def test_the_next_person_in_the_same_session_inherits_nothing(db_url: str) -> None:

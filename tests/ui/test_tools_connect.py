@@ -100,6 +100,22 @@ def test_adding_a_server_next_to_one_from_mcp_json(
         _close_all(at)
 
 
+def test_a_remote_image_in_the_servers_title_is_a_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loopback: None
+) -> None:
+    # The title is the server's own words: an image URL in it would be fetched the moment it is drawn.
+    title = ["--title", "Clock ![t](http://127.0.0.1:9/leak.png)"]
+    listed = {"command": SCRIPTED_STDIO.command, "args": [*SCRIPTED_STDIO.args, *title]}
+    at = _page(tmp_path, monkeypatch, {"mcpServers": {"titled": listed}})
+    try:
+        assert "titled" in at.session_state["mcp_clients"]
+        header = next(m.value for m in at.markdown if "connected" in m.value)
+        assert "[:material/image: image: t](<http://127.0.0.1:9/leak.png>)" in header
+        assert "![t]" not in header.replace("\\![", "")
+    finally:
+        _close_all(at)
+
+
 def test_a_failed_second_server_is_chosen_and_explained(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loopback: None
 ) -> None:

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from ui.experiments.state import experiment_store
+from yiem.chat import safe_markdown
 from yiem.experiments import ExperimentResult, ItemOutcome
 from yiem.types import AssistantMessageToolCall, ToolResultMessage, UserMessage
 
@@ -111,11 +112,17 @@ def show_transcript(outcome: ItemOutcome) -> None:
     st.markdown(f"**{outcome.variant}** · item `{outcome.item_id}` · {outcome.stop_reason}")
     for score in outcome.scores:
         st.markdown(
-            f"{_badges(outcome.model_copy(update={'scores': [score], 'error': None}))} {score.reason}"
+            f"{_badges(outcome.model_copy(update={'scores': [score], 'error': None}))} "
+            + safe_markdown(score.reason)
         )
     if outcome.error:
-        st.error(outcome.error)
-    for message in experiment_store().transcript(outcome):
+        st.error(safe_markdown(outcome.error))
+    store = experiment_store()
+    # The results are the team's; each item's transcript is a conversation of whoever ran it.
+    own = outcome.conversation_id is None or store.conversations.exists(outcome.conversation_id)
+    if not own:
+        st.info("This item's transcript stays with the person who ran it; its scores are above.")
+    for message in store.transcript(outcome):
         if isinstance(message, UserMessage):
             with st.chat_message("user"):
                 st.text(message.text)
@@ -126,12 +133,12 @@ def show_transcript(outcome: ItemOutcome) -> None:
         else:
             with st.chat_message("assistant"):
                 if message.text:
-                    st.markdown(message.text)
+                    st.markdown(safe_markdown(message.text))
                 if isinstance(message, AssistantMessageToolCall):
                     for call in message.tool_calls:
                         st.caption(f"calls {call.name}")
                         st.json(call.arguments, expanded=False)
-    if outcome.conversation_id:
+    if outcome.conversation_id and own:
         st.page_link(
             "ui/pages/chat.py",
             label="Continue in Chat",

@@ -167,7 +167,8 @@ def draw_connection_panel() -> str | None:
         st.session_state[SERVER_KEY] = st.session_state.pop(_CHOOSE_NEXT)
     if not names:
         st.info(f"No MCP servers yet: add one below, or list them in `{config_path()}`.")
-        _offer_example()
+        if policy.allowed:  # the example is a program started on the server, like any stdio entry
+            _offer_example()
     else:
         if st.session_state.get(SERVER_KEY) not in names:
             st.session_state[SERVER_KEY] = next(iter(clients()), names[0])
@@ -255,7 +256,10 @@ def _draw_add_server(config: McpConfig, known: dict[str, Any], policy: StdioPoli
 
 
 def _offer_example() -> None:
-    """One click to a real server (the one `make run` installs), so a first look is not an empty page."""
+    """One click to a real server (the one `make run` installs), so a first look is not an empty page.
+
+    Offered only to a person who may start stdio servers from the browser (signed in: an admin); the
+    button is never drawn for anyone else, so no click of theirs can start it."""
     example = example_server()
     if example is None:
         return
@@ -348,7 +352,10 @@ def _draw_details(name: str, client: McpClient) -> None:
             if src := icon_src(info.icons):
                 st.image(src, width=32)
             title = f"**{info.title}** `{info.name}`" if info.title else f"**{info.name or name}**"
-            st.markdown(f"{title} {info.version}  \n:green[:material/check_circle: connected]")
+            # The title and version are the server's words: no image in them loads from the network.
+            st.markdown(
+                safe_markdown(f"{title} {info.version}") + "  \n:green[:material/check_circle: connected]"
+            )
         with top[1]:
             st.markdown(
                 f"Protocol **{client.protocol_version}**  \nSession `{client.session_id or 'none (stdio)'}`"
