@@ -17,8 +17,8 @@ from yiem.explorer import (
     FormState,
     FormValueError,
     RawJsonError,
-    SchemaFormError,
     ToolForm,
+    UnusableSchemaError,
     check_structured_content,
     format_raw_json,
     parse_raw_json,
@@ -355,11 +355,11 @@ def test_raw_json_that_is_not_an_object_is_refused() -> None:
 
 
 def test_bad_schemas_are_refused_in_words() -> None:
-    with pytest.raises(SchemaFormError, match="does not resolve"):
+    with pytest.raises(UnusableSchemaError, match="does not resolve"):
         ToolForm({"type": "object", "properties": {"a": {"$ref": "#/$defs/Missing"}}})
-    with pytest.raises(SchemaFormError, match="must describe an object"):
+    with pytest.raises(UnusableSchemaError, match="must describe an object"):
         ToolForm({"type": "string"})
-    with pytest.raises(SchemaFormError, match="refers to itself"):
+    with pytest.raises(UnusableSchemaError, match="refers to itself"):
         ToolForm(
             {
                 "type": "object",
@@ -446,7 +446,7 @@ def _hostile(name: str) -> dict[str, Any]:
 )
 def test_a_schema_the_form_cannot_draw_is_refused_in_words(name: str, words: str) -> None:
     """Issue 12: these raised AttributeError, TypeError and RecursionError, crashing the page."""
-    with pytest.raises(SchemaFormError) as caught:
+    with pytest.raises(UnusableSchemaError) as caught:
         ToolForm(_hostile(name))
     assert words in str(caught.value)
 
@@ -455,7 +455,7 @@ def test_schemas_nested_past_any_recursion_limit_are_refused_in_words() -> None:
     deep: dict[str, Any] = {"type": "string"}
     for _ in range(5000):
         deep = {"type": "array", "items": deep}
-    with pytest.raises(SchemaFormError, match="nested too deeply"):
+    with pytest.raises(UnusableSchemaError, match="nested too deeply"):
         ToolForm({"type": "object", "properties": {"a": deep}})
 
 
