@@ -18,7 +18,7 @@ from yiem.mcp import CallToolResult, McpClient, McpError, McpProgress, McpPrompt
 from yiem.mcp.errors import McpCancelledError
 from yiem.redaction import redact, redact_data
 from yiem.tool_registry import ToolRegistry
-from yiem.types import AbortSignal, utc_now
+from yiem.types import AbortSignal, replace_lone_surrogates, utc_now
 
 
 class CallStatus(StrEnum):
@@ -197,7 +197,7 @@ def describe_error(error: BaseException) -> str:
 def history_json(records: Sequence[CallRecord]) -> str:
     """The call history as a JSON document a person can keep or share."""
     data = [redact_data(record.model_dump(mode="json")) for record in records]
-    return json.dumps(data, indent=2, ensure_ascii=False)
+    return str(replace_lone_surrogates(json.dumps(data, indent=2, ensure_ascii=False)))
 
 
 def ping_ms(client: McpClient, timeout: float = 10.0) -> float:
