@@ -3,26 +3,19 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from tests.fixtures.core import tool_call_response
+from tests.fixtures.core import ContextFactory, agent_end, run_loop, tool_call_response, tool_results
 from tests.mcp_servers.scripted import HOSTILE_TOOLS
 from yiem import (
     AbortSignal,
-    AgentContext,
-    AgentEndEvent,
-    AgentLoopConfig,
     AgentTool,
     AgentToolCall,
     LlmModel,
-    MessageEndEvent,
     ScriptedLlm,
     ToolArgumentError,
-    ToolResultMessage,
-    run_agent_loop,
     validate_required_args,
     validate_tool_arguments,
 )
@@ -199,18 +192,14 @@ def test_a_long_ref_chain_is_refused_in_words(name: str) -> None:
 
 
 def test_the_loop_answers_a_tool_with_an_unusable_schema_with_an_error_result(
-    make_context: Callable[..., AgentContext], core_model: LlmModel
+    make_context: ContextFactory, core_model: LlmModel
 ) -> None:
     ran: list[dict[str, Any]] = []
     context = make_context(_hostile_tool("ref_chain", ran))
     llm = ScriptedLlm([tool_call_response(("ref_chain", {"a": "x"})), "Sorry."])
-    events = list(run_agent_loop(context, llm, core_model, AgentLoopConfig()))
-    assert isinstance(events[-1], AgentEndEvent)
-    [result] = [
-        e.message
-        for e in events
-        if isinstance(e, MessageEndEvent) and isinstance(e.message, ToolResultMessage)
-    ]
+    events = run_loop(context, llm, core_model)
+    assert agent_end(events).stop_reason == "end_turn"
+    [result] = tool_results(events)
     assert result.is_error
     assert "goes through more than 64 steps" in result.text
     assert ran == []
