@@ -4,7 +4,6 @@ No `from __future__ import annotations` here: pydantic would compile every field
 string at import, which was most of `import yiem`'s own time.
 """
 
-import json
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
@@ -19,10 +18,10 @@ from pydantic import (
     field_validator,
 )
 from pydantic.alias_generators import to_camel
-from pydantic_core import PydanticSerializationError
 
 # SP-022 and the surrogate rule live in their own modules; callers keep importing them from here.
 from yiem._abort import AbortSignal as AbortSignal
+from yiem._unicode import model_json as model_json
 from yiem._unicode import replace_lone_surrogates as replace_lone_surrogates
 from yiem.timeline import Timeline
 
@@ -52,10 +51,7 @@ class SpecModel(BaseModel):
 
     def to_json(self) -> str:
         """`to_json_dict()` as compact JSON text: what the store saves."""
-        try:
-            return self.model_dump_json(by_alias=True)
-        except PydanticSerializationError:  # text with a lone surrogate: replaced rather than fatal
-            return json.dumps(self.to_json_dict(), ensure_ascii=False, separators=(",", ":"))
+        return model_json(self, by_alias=True)
 
 
 def _ensure_utc(value: datetime) -> datetime:

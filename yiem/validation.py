@@ -1,7 +1,8 @@
 """Tool-argument validation: the spec's required-argument check (SP-023, SP-024) and full JSON Schema.
 
 Problems come back one per line with the argument's path, so a model can read them and correct
-its call.
+its call. Schemas come from MCP servers, so the check goes through `yiem.json_schema`: patterns
+match in linear time, and a schema too deep or with too long a `$ref` chain is refused in words.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 from yiem.errors import YiemError
 from yiem.types import AgentTool, AgentToolCall
@@ -40,12 +41,18 @@ def validate_required_args(args: Mapping[str, Any], input_schema: Mapping[str, A
     return f"Missing required arguments: {', '.join(str(name) for name in missing)}"
 
 
+class ToolSchemaError(ToolArgumentError):
+    """The tool's own input schema cannot be used to check arguments (too deep, endless `$ref`s)."""
+
+
 _CACHE_SIZE = 256
-_validators: OrderedDict[int, tuple[Mapping[str, Any], Validator | None]] = OrderedDict()
+# Per schema: its validator, None to check required arguments only, or why it is refused.
+_Checked = Union["Validator", None, str]
+_validators: OrderedDict[int, tuple[Mapping[str, Any], _Checked]] = OrderedDict()
 _validators_lock = threading.Lock()
 
 
-def _validator(schema: Mapping[str, Any]) -> Validator | None:
+def _validator(schema: Mapping[str, Any]) -> _Checked:
     # Building a validator checks the schema, which costs far more than validating a call;
     # tools keep the same schema object, so cache by identity (holding the schema keeps its id).
     key = id(schema)
@@ -54,26 +61,26 @@ def _validator(schema: Mapping[str, Any]) -> Validator | None:
         if cached is not None and cached[0] is schema:
             _validators.move_to_end(key)
             return cached[1]
-    from jsonschema import SchemaError
-    from jsonschema.validators import validator_for
+    from yiem.json_schema import InvalidSchemaError, UnusableSchemaError, usable_validator
 
-    validator: Validator | None
+    checked: _Checked
     try:
-        plain = dict(schema)
-        cls = validator_for(plain)
-        cls.check_schema(plain)
-        validator = cls(plain)
-    except SchemaError as error:
-        # A server's broken schema must not make its tool unusable: skip the full check.
-        logger.warning(
-            "tool input schema is not valid JSON Schema, checking required only: %s", error.message
-        )
-        validator = None
+        checked = usable_validator(schema)
+    except InvalidSchemaError as error:
+        # A server's slip in one keyword must not make its tool unusable: skip the full check.
+        logger.warning("tool input schema is not valid JSON Schema, checking required only: %s", error)
+        checked = None
+    except UnusableSchemaError as error:
+        checked = str(error)
     with _validators_lock:
-        _validators[key] = (schema, validator)
+        _validators[key] = (schema, checked)
         if len(_validators) > _CACHE_SIZE:
             _validators.popitem(last=False)
-    return validator
+    return checked
+
+
+def _refusal(reason: object) -> ToolSchemaError:
+    return ToolSchemaError(f"The tool's input schema cannot be used to check its arguments: {reason}")
 
 
 def format_path(path: Iterable[Any]) -> str:
@@ -89,11 +96,22 @@ def _problem(error: ValidationError) -> str:
 
 
 def schema_problems(args: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
-    """Every way `args` breaks `schema` (types, enums, nested objects, arrays), one line each."""
-    validator = _validator(schema)
-    if validator is None:
+    """Every way `args` breaks `schema` (types, enums, nested objects, arrays), one line each.
+
+    Raises `ToolSchemaError` when the schema itself cannot be used to check them.
+    """
+    checked = _validator(schema)
+    if checked is None:
         return []
-    errors = sorted(validator.iter_errors(dict(args)), key=lambda e: [str(p) for p in e.absolute_path])
+    if isinstance(checked, str):
+        raise _refusal(checked)
+    from yiem.json_schema import UnusableSchemaError, schema_errors
+
+    try:
+        found = schema_errors(checked, dict(args))
+    except UnusableSchemaError as error:
+        raise _refusal(error) from None
+    errors = sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
     return [_problem(error) for error in errors]
 
 
@@ -122,7 +140,11 @@ def validate_tool_arguments(tool: AgentTool, tool_call: AgentToolCall) -> dict[s
         if result is not None:
             raise ToolArgumentError(result, tool_name=tool.name)
         return args
-    problems = argument_problems(args, tool.input_schema)
+    try:
+        problems = argument_problems(args, tool.input_schema)
+    except ToolSchemaError as error:
+        error.tool_name = tool.name
+        raise
     if problems:
         raise ToolArgumentError("\n".join(problems), tool_name=tool.name, problems=problems)
     return args

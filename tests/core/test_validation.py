@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
-from yiem import AgentTool, AgentToolCall, ToolArgumentError, validate_required_args, validate_tool_arguments
+from tests.fixtures.core import ContextFactory, agent_end, run_loop, tool_call_response, tool_results
+from tests.mcp_servers.scripted import HOSTILE_TOOLS
+from yiem import (
+    AbortSignal,
+    AgentTool,
+    AgentToolCall,
+    LlmModel,
+    ScriptedLlm,
+    ToolArgumentError,
+    validate_required_args,
+    validate_tool_arguments,
+)
 from yiem.validation import schema_problems
 
 SCHEMA: dict[str, Any] = {
@@ -114,3 +126,80 @@ def test_validator_cache_follows_schema_identity() -> None:
     assert schema_problems({"n": "x"}, first) == ["n: 'x' is not of type 'integer'"]
     second = {"type": "object", "properties": {"n": {"type": "string"}}}
     assert schema_problems({"n": "x"}, second) == []
+
+
+def _hostile(name: str) -> dict[str, Any]:
+    schema: dict[str, Any] = next(t for t in HOSTILE_TOOLS if t["name"] == name)["inputSchema"]
+    return schema
+
+
+def _hostile_tool(name: str, ran: list[dict[str, Any]] | None = None) -> AgentTool:
+    def execute(tool_call_id: str, arguments: dict[str, Any], signal: AbortSignal) -> str:
+        (ran if ran is not None else []).append(arguments)
+        return "ran"
+
+    return AgentTool(name=name, input_schema=_hostile(name), execute=execute)
+
+
+@pytest.mark.timeout(10)  # Python's backtracking `re` would take longer than the age of the universe
+def test_a_catastrophic_pattern_is_checked_in_linear_time() -> None:
+    """Issue 12: the loop's own check used Python's `re`, so a server's `^(a+)+$` stalled a Chat call."""
+    hostile = "a" * 40 + "!"
+    tool = _hostile_tool("backtracking_pattern")
+    call = AgentToolCall(id="c1", name=tool.name, arguments={"word": hostile, "words": ["aa", hostile]})
+    with pytest.raises(ToolArgumentError) as info:
+        validate_tool_arguments(tool, call)
+    assert info.value.problems == [
+        f"word: '{hostile}' does not match '^(a+)+$'",
+        f"words[1]: '{hostile}' does not match '^(a+)+$'",
+    ]
+    fine = AgentToolCall(id="c2", name=tool.name, arguments={"word": "a" * 40})
+    assert validate_tool_arguments(tool, fine) == {"word": "a" * 40}
+
+
+def test_ordinary_patterns_and_short_refs_are_still_checked() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "pattern": "^[A-Z]{3}$"},
+            "point": {"$ref": "#/$defs/Point"},
+        },
+        "patternProperties": {"^x-": {"type": "integer"}},
+        "additionalProperties": False,
+        "$defs": {"Point": {"$ref": "#/$defs/Pair"}, "Pair": {"type": "array", "maxItems": 2}},
+    }
+    assert schema_problems({"code": "ABC", "point": [1, 2], "x-n": 1}, schema) == []
+    assert schema_problems({"code": "abc", "point": [1, 2, 3], "x-n": "one", "y": 1}, schema) == [
+        "arguments: 'y' does not match any of the regexes: '^x-'",
+        "code: 'abc' does not match '^[A-Z]{3}$'",
+        "point: [1, 2, 3] is too long",
+        "x-n: 'one' is not of type 'integer'",
+    ]
+
+
+@pytest.mark.parametrize("name", ["ref_chain", "nested_ref_chain"])
+def test_a_long_ref_chain_is_refused_in_words(name: str) -> None:
+    """Issue 12: following a 3,000-step `$ref` chain raised RecursionError inside the loop's check."""
+    call = AgentToolCall(id="c1", name=name, arguments={"a": "x", "list": ["x"]})
+    with pytest.raises(ToolArgumentError) as info:
+        validate_tool_arguments(_hostile_tool(name), call)
+    assert re.fullmatch(
+        r"The tool's input schema cannot be used to check its arguments: "
+        r"its reference '#/\$defs/step\d+' goes through more than 64 steps",
+        str(info.value),
+    )
+    assert info.value.tool_name == name
+
+
+def test_the_loop_answers_a_tool_with_an_unusable_schema_with_an_error_result(
+    make_context: ContextFactory, core_model: LlmModel
+) -> None:
+    ran: list[dict[str, Any]] = []
+    context = make_context(_hostile_tool("ref_chain", ran))
+    llm = ScriptedLlm([tool_call_response(("ref_chain", {"a": "x"})), "Sorry."])
+    events = run_loop(context, llm, core_model)
+    assert agent_end(events).stop_reason == "end_turn"
+    [result] = tool_results(events)
+    assert result.is_error
+    assert "goes through more than 64 steps" in result.text
+    assert ran == []

@@ -43,7 +43,8 @@ def _client_pid(port: int) -> int | None:
 
 
 class Model:
-    """Answers `You said: <prompt>` (the last word upper-cased if the system prompt asks to shout)."""
+    """Answers `You said: <prompt>` (upper-cased if the system prompt asks to shout; a lone surrogate
+    added to an odd prompt)."""
 
     def __init__(self, cluster: RayCluster | None) -> None:
         self.cluster = cluster
@@ -81,6 +82,8 @@ def model_server(ray_cluster: RayCluster) -> Iterator[tuple[str, Model]]:
             text = f"You said: {prompt}"
             if "shout" in str(system):
                 text = text.upper()
+            if "odd" in prompt:
+                text += " \ud800"  # sent as the escape `\ud800`: JSON a client parses to a lone surrogate
             chunk = {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": "stop"}]}
             usage = {"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 4}}
             payload = f"data: {json.dumps(chunk)}\n\ndata: {json.dumps(usage)}\n\ndata: [DONE]\n\n".encode()
@@ -161,3 +164,16 @@ def test_a_killed_worker_is_retried(ray_cluster: RayCluster, model_server: tuple
         "You said: please kill this worker",
         "You said: third",
     ]
+
+
+def test_lone_surrogates_cross_the_cluster_replaced(
+    ray_cluster: RayCluster, model_server: tuple[str, Model]
+) -> None:
+    """Issue 12: JSON's "\\ud800" in an item's input or the model's output made the JSON between
+    the driver and the workers raise."""
+    base_url, _model = model_server
+    spec = _spec(base_url, ["odd \ud800"])
+    spec.variants = spec.variants[:1]
+    result = run_experiment(spec=spec, executor=RayExecutor(spec, ray_cluster.address))
+    assert result.status == "finished"
+    assert [(o.output, o.error) for o in result.outcomes] == [("You said: odd \ufffd \ufffd", None)]

@@ -174,3 +174,26 @@ def test_experiment_drafts(db_url: str) -> None:
     assert store.get_experiment(first).data == {"items": 2}
     store.delete_experiment(first)
     assert store.list_experiments() == []
+
+
+def test_lone_surrogates_in_an_item_are_stored_and_read_back_replaced(db_url: str) -> None:
+    """Issue 12: JSON's "\\ud800" in an item's input or the model's output made saving the run raise."""
+    store = ExperimentStore(create_store_engine(db_url))
+    dataset = Dataset.from_records([{"id": "q1", "input": "say \ud800", "expected": "\ud800"}])
+    llm = ScriptedLlm([reply("got \ud800")])
+    result = run_experiment(
+        dataset, [Variant(name="v", llm=llm, model=PRICED)], [scorers.contains()], store=store, concurrency=1
+    )
+    assert result.status == "finished" and [o.error for o in result.outcomes] == [None]
+
+    loaded = store.load_result(result.run_id)
+    [outcome] = loaded.outcomes
+    assert outcome.output == "got \ufffd"
+    assert [m.text for m in store.transcript(outcome)] == ["say \ufffd", "got \ufffd"]
+    assert store.load_spec(result.run_id).dataset.items[0].input == "say \ufffd"
+    # The exports are written as UTF-8 too.
+    assert "\ufffd" in loaded.to_json().encode().decode()
+    assert dataset.to_jsonl().encode().decode().startswith('{"id": "q1", "input": "say \ufffd"')
+    draft = store.save_experiment("odd \ud800", {"input": "say \ud800"})
+    assert store.get_experiment(draft).data == {"input": "say \ufffd"}
+    assert store.experiment_named("odd \ud800") == draft

@@ -217,3 +217,10 @@ def test_durations_read_in_ms_then_seconds() -> None:
     assert duration_words(17.4) == "17 ms"
     assert duration_words(6665) == "6.7 s"
     assert duration_words(61_000) == "61.0 s"
+
+
+def test_history_with_a_lone_surrogate_exports_it_replaced() -> None:
+    """Issue 12: JSON's "\\ud800" in a call's arguments or answer made the export raise."""
+    record = CallRecord(server="s", tool="t", arguments={"a": "odd \ud800"}, response={"text": "\ud800"})
+    exported = json.loads(history_json([record]).encode())
+    assert (exported[0]["arguments"], exported[0]["response"]) == ({"a": "odd \ufffd"}, {"text": "\ufffd"})

@@ -80,3 +80,15 @@ def test_protocol_log_rows_and_export_mask_secrets(client: McpClient) -> None:
 def test_message_summary_in_words() -> None:
     assert message_summary({"jsonrpc": "2.0", "id": 3, "method": "ping"}) == "ping (request #3)"
     assert message_summary({"id": 3, "error": {"code": -1, "message": "no"}}) == "error for #3: no"
+
+
+def test_a_lone_surrogate_from_a_server_is_shown_and_exported_replaced() -> None:
+    """Issue 12: JSON's "\\ud800" in a server's message made the log's lines and export raise."""
+    answer = {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "odd \ud800"}]}}
+    [row] = protocol_rows([(0.0, "received", answer)])
+    assert row["bytes"] == len(json.dumps(answer, separators=(",", ":")).encode()) - len("\\ud800") + 3
+    exported = protocol_log_json("odd", [(0.0, "received", answer)])
+    assert (
+        json.loads(exported.encode())["messages"][0]["message"]["result"]["content"][0]["text"]
+        == "odd \ufffd"
+    )

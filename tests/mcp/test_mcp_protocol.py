@@ -320,3 +320,8 @@ def test_sse_parsing_skips_priming_and_comments_and_joins_lines() -> None:
         "data: tail",
     ]
     assert list(iter_sse_data(iter(lines))) == ['{"a":\n 1}', "tail"]
+
+
+def test_a_lone_surrogate_in_the_arguments_is_sent_replaced(client: McpClient) -> None:
+    """Issue 12: a model's JSON "\\ud800" in a tool's arguments made sending the call raise."""
+    assert client.call_tool("add", {"a": "odd \ud800", "b": "!"}).text == "odd \ufffd!"

@@ -13,9 +13,9 @@ from ui.tools.result import draw_record
 from yiem.chat import safe_markdown
 from yiem.explorer import (
     CallRecord,
-    SchemaFormError,
     ToolCallRun,
     ToolForm,
+    UnusableSchemaError,
     annotation_badges,
     chat_tool_name,
     describe_error,
@@ -48,7 +48,7 @@ def _form_keys(server: str, tool: str) -> FormKeys:
 def _form_for(tool: McpTool) -> tuple[ToolForm, str | None]:
     try:
         return ToolForm(tool.input_schema), None
-    except SchemaFormError as error:
+    except UnusableSchemaError as error:
         return ToolForm(None), f"The form cannot be built from this tool's schema ({error}); edit the JSON."
 
 

@@ -13,10 +13,10 @@ from ui import bootstrap
 from ui.tools.form import FormKeys, draw_form, form_arguments
 from yiem.chat import ModelSettingsError, connect, safe_markdown
 from yiem.explorer import (
-    SchemaFormError,
     ServerQuestion,
     ServerQuestions,
     ToolForm,
+    UnusableSchemaError,
     model_hints,
     sample_reply,
     sampling_messages,
@@ -70,7 +70,7 @@ def _draw_elicitation(question: ServerQuestion) -> None:
     else:
         try:
             form = ToolForm(request.requested_schema)
-        except SchemaFormError as error:
+        except UnusableSchemaError as error:
             st.warning(f"The server's form cannot be drawn ({error}); answer in JSON.")
             form = ToolForm(None)
         keys = FormKeys(f"elicit:{question.id}")

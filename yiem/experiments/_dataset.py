@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from yiem.errors import YiemError
-from yiem.types import ImageContent
+from yiem.types import ImageContent, replace_lone_surrogates
 
 
 class DatasetError(YiemError):
@@ -49,9 +49,8 @@ class Dataset(BaseModel):
     @property
     def version(self) -> str:
         """A short hash of the items (ids, inputs, images, expected, vars, tags), stable across runs."""
-        payload = json.dumps(
-            [item.model_dump(mode="json") for item in self.items], sort_keys=True, ensure_ascii=False
-        )
+        items = replace_lone_surrogates([item.model_dump(mode="json") for item in self.items])
+        payload = json.dumps(items, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     def frozen(self) -> Dataset:
@@ -137,7 +136,8 @@ class Dataset(BaseModel):
 
     def to_jsonl(self) -> str:
         """One JSON object per item; `from_jsonl` reads it back unchanged."""
-        lines = [json.dumps(item.model_dump(mode="json"), ensure_ascii=False) for item in self.items]
+        records = replace_lone_surrogates([item.model_dump(mode="json") for item in self.items])
+        lines = [json.dumps(record, ensure_ascii=False) for record in records]
         return "\n".join(lines) + ("\n" if lines else "")
 
 

@@ -18,7 +18,7 @@ from yiem.experiments._item_run import run_item
 from yiem.experiments._outcome import ItemOutcome
 from yiem.experiments._spec import RAY_ADDRESS_ENV, ExperimentError, RunSpec
 from yiem.experiments._variant import Variant
-from yiem.types import AbortSignal, AgentTool
+from yiem.types import AbortSignal, AgentTool, model_json
 
 TASK_RETRIES = 3
 
@@ -62,7 +62,7 @@ def run_remote_item(
     outcome = run_item(
         variant, spec.dataset.items[item_index], repeat, llm, model, tools, spec.scorers, AbortSignal()
     )
-    return None if outcome is None else outcome.model_dump_json()
+    return None if outcome is None else model_json(outcome)
 
 
 class RayExecutor:
@@ -92,7 +92,7 @@ class RayExecutor:
                 raise ExperimentError(f"Cannot reach the Ray cluster at {target}: {error}") from error
         # Keys typed in the page travel with the task (never stored); the spec's JSON leaves them out.
         self._keys = {variant.name: variant.api_key for variant in spec.variants if variant.api_key}
-        self._spec_json = spec.model_dump_json()
+        self._spec_json = model_json(spec)
         self._remote = ray.remote(max_retries=TASK_RETRIES, num_cpus=1)(_task)
         self._index = {item.id: index for index, item in enumerate(spec.dataset.items)}
         self._refs: list[Any] = []

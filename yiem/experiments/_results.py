@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from yiem.experiments._dataset import Dataset
 from yiem.experiments._outcome import ItemOutcome
 from yiem.experiments._stats import mcnemar_exact, percentile, wilson_interval
-from yiem.types import LlmUsage
+from yiem.types import LlmUsage, replace_lone_surrogates
 
 if TYPE_CHECKING:
     import pandas
@@ -272,4 +272,4 @@ class ExperimentResult(BaseModel):
         """The whole result (dataset, outcomes with transcripts, summaries) as JSON."""
         data = self.model_dump(mode="json", by_alias=True)
         data["summary"] = [s.model_dump(mode="json") for s in self.summary()]
-        return json.dumps(data, ensure_ascii=False)
+        return json.dumps(replace_lone_surrogates(data), ensure_ascii=False)

@@ -33,7 +33,13 @@ from yiem.store import (
     usage,
     usage_row,
 )
-from yiem.types import AgentMessage, AssistantMessage, AssistantMessageToolCall
+from yiem.types import (
+    AgentMessage,
+    AssistantMessage,
+    AssistantMessageToolCall,
+    model_json,
+    replace_lone_surrogates,
+)
 
 
 class ExperimentNotFoundError(StoreError):
@@ -83,7 +89,8 @@ class ExperimentStore:
     def save_experiment(self, name: str, data: dict[str, Any], experiment_id: str | None = None) -> str:
         """Create or update an experiment's draft; returns its id."""
         now = _now_ms()
-        blob = json.dumps(data, ensure_ascii=False)
+        name = replace_lone_surrogates(name)  # JSON's "\ud800" cannot be written as UTF-8
+        blob = json.dumps(replace_lone_surrogates(data), ensure_ascii=False)
         with self.engine.begin() as conn:
             if experiment_id is not None:
                 done = conn.execute(
@@ -101,6 +108,7 @@ class ExperimentStore:
 
     def experiment_named(self, name: str) -> str:
         """The id of the most recent experiment with this name, created empty when there is none."""
+        name = replace_lone_surrogates(name)  # as `save_experiment` stores it
         with self.engine.connect() as conn:
             found = conn.execute(
                 select(experiments.c.id)
@@ -143,7 +151,7 @@ class ExperimentStore:
                     id=spec.run_id,
                     experiment_id=experiment_id,
                     status="running",
-                    spec=spec.model_dump_json(by_alias=True),
+                    spec=model_json(spec, by_alias=True),
                     dataset_version=spec.dataset.version,
                     total=len(spec.dataset.items) * len(spec.variants) * spec.repeats,
                     created_ms=now,
@@ -270,7 +278,7 @@ class ExperimentStore:
                             "conversation_id": conversation_id,
                             "position": position,
                             "role": message.role,
-                            "data": message.model_dump_json(by_alias=True),
+                            "data": message.to_json(),
                             "created_ms": now,
                         }
                         for position, message in enumerate(outcome.messages)
@@ -298,7 +306,7 @@ class ExperimentStore:
                     passed=outcome.passed,
                     cost=outcome.cost,
                     latency_ms=outcome.latency_ms,
-                    data=stored.model_dump_json(by_alias=True),
+                    data=model_json(stored, by_alias=True),
                     created_ms=now,
                 )
             )

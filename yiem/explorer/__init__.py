@@ -17,7 +17,6 @@ from yiem.explorer._call_runs import (
 )
 from yiem.explorer._example_server import EXAMPLE_SERVER_VARIABLE, ExampleServer, example_server
 from yiem.explorer._protocol_log import message_summary, protocol_log_json, protocol_rows
-from yiem.explorer._schema_check import SchemaFormError
 from yiem.explorer._schema_form import (
     FieldKind,
     FieldValueError,
@@ -61,6 +60,7 @@ from yiem.explorer._templates import (
     template_schema,
     template_variables,
 )
+from yiem.json_schema import UnusableSchemaError  # what ToolForm raises, shared with the loop's own check
 
 __all__ = [
     "EXAMPLE_SERVER_VARIABLE",
@@ -74,7 +74,6 @@ __all__ = [
     "FormState",
     "FormValueError",
     "RawJsonError",
-    "SchemaFormError",
     "ServerEvents",
     "ServerFormError",
     "ServerQuestion",
@@ -82,6 +81,7 @@ __all__ = [
     "StdioPolicy",
     "ToolCallRun",
     "ToolForm",
+    "UnusableSchemaError",
     "annotation_badges",
     "chat_tool_name",
     "check_server_name",

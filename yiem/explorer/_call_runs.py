@@ -13,18 +13,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from yiem.explorer._schema_check import (
-    SchemaFormError,
-    check_usable,
-    iter_errors,
-    schema_registry,
-    validator_class,
-)
+from yiem.json_schema import UnusableSchemaError, iter_errors, usable_validator
 from yiem.mcp import CallToolResult, McpClient, McpError, McpProgress, McpPrompt
 from yiem.mcp.errors import McpCancelledError
 from yiem.redaction import redact, redact_data
 from yiem.tool_registry import ToolRegistry
-from yiem.types import AbortSignal, utc_now
+from yiem.types import AbortSignal, replace_lone_surrogates, utc_now
 
 
 class CallStatus(StrEnum):
@@ -173,12 +167,10 @@ def check_structured_content(output_schema: Mapping[str, Any] | None, result: Ca
         return None
     if result.structured_content is None:
         return "The tool declares an output schema but returned no structured content."
-    registry = schema_registry(output_schema)
     try:
-        check_usable(output_schema, registry)
-    except SchemaFormError as error:
+        validator = usable_validator(output_schema)
+    except UnusableSchemaError as error:
         return f"The output schema cannot be checked: {error}."
-    validator = validator_class(output_schema)(dict(output_schema), registry=registry)
     errors = sorted(iter_errors(validator, result.structured_content), key=str)
     if not errors:
         return None
@@ -205,7 +197,7 @@ def describe_error(error: BaseException) -> str:
 def history_json(records: Sequence[CallRecord]) -> str:
     """The call history as a JSON document a person can keep or share."""
     data = [redact_data(record.model_dump(mode="json")) for record in records]
-    return json.dumps(data, indent=2, ensure_ascii=False)
+    return str(replace_lone_surrogates(json.dumps(data, indent=2, ensure_ascii=False)))
 
 
 def ping_ms(client: McpClient, timeout: float = 10.0) -> float:

@@ -9,6 +9,7 @@ from typing import Any
 
 from yiem.mcp import LogEntry
 from yiem.redaction import redact_data
+from yiem.types import replace_lone_surrogates
 
 
 def message_summary(message: dict[str, Any]) -> str:
@@ -29,14 +30,17 @@ def protocol_rows(entries: Sequence[LogEntry], contains: str = "", limit: int = 
     needle = contains.lower().strip()
     rows = []
     for at, direction, message in reversed(entries):
-        text = json.dumps(redact_data(message), ensure_ascii=False, separators=(",", ":"))
+        # A server's JSON "\ud800" cannot be counted or shown as UTF-8: replaced, as in every export.
+        text = replace_lone_surrogates(
+            json.dumps(redact_data(message), ensure_ascii=False, separators=(",", ":"))
+        )
         if needle and needle not in text.lower():
             continue
         rows.append(
             {
                 "time": datetime.fromtimestamp(at, UTC).strftime("%H:%M:%S.%f")[:-3],
                 "direction": "→ sent" if direction == "sent" else "← received",
-                "message": message_summary(message),
+                "message": replace_lone_surrogates(message_summary(message)),
                 "bytes": len(text.encode()),
             }
         )
@@ -49,7 +53,7 @@ def protocol_log_json(server: str, entries: Sequence[LogEntry]) -> str:
     """The whole log as JSON a person can keep: each message with its ISO time and direction.
 
     Known secrets (keys, header tokens) are masked, as in every export."""
-    return json.dumps(
+    text = json.dumps(
         {
             "server": server,
             "messages": [
@@ -64,3 +68,4 @@ def protocol_log_json(server: str, entries: Sequence[LogEntry]) -> str:
         indent=2,
         ensure_ascii=False,
     )
+    return str(replace_lone_surrogates(text))

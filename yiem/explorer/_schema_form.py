@@ -19,14 +19,7 @@ from referencing import Registry
 from referencing.exceptions import Unresolvable
 
 from yiem.errors import YiemError, json_error_words
-from yiem.explorer._schema_check import (
-    SCHEMA_URI,
-    SchemaFormError,
-    check_usable,
-    iter_errors,
-    schema_registry,
-    validator_class,
-)
+from yiem.json_schema import SCHEMA_URI, UnusableSchemaError, iter_errors, schema_registry, usable_validator
 
 # Strings this long or with a format read better on one line than in a text area.
 _SHORT_STRING = 100
@@ -93,22 +86,23 @@ class ToolForm:
     """The form for one input schema: its fields, and conversions between widget values and arguments."""
 
     def __init__(self, input_schema: Mapping[str, Any] | None) -> None:
-        """Raises `SchemaFormError` in words for a schema the form cannot draw (show raw JSON then)."""
+        """Raises `UnusableSchemaError` in words for a schema the form cannot draw (show raw JSON then)."""
         self.schema: dict[str, Any] = dict(input_schema or {"type": "object"})
         self._registry: Registry[Any] = schema_registry(self.schema)
         self._resolver = self._registry.resolver(base_uri=SCHEMA_URI)
-        check_usable(self.schema, self._registry)
-        self._validator = validator_class(self.schema)(self.schema, registry=self._registry)
+        self._validator = usable_validator(self.schema, self._registry)
         try:
             root = self._resolve(self.schema)
             if root.get("type", "object") != "object" and "properties" not in root:
-                raise SchemaFormError(f"The input schema must describe an object, not {root.get('type')!r}.")
+                raise UnusableSchemaError(
+                    f"The input schema must describe an object, not {root.get('type')!r}."
+                )
             required = set(root.get("required", []))
             self.fields: list[FormField] = [
                 self._field(name, prop, name in required) for name, prop in root.get("properties", {}).items()
             ]
         except RecursionError:  # `$ref` chains are bounded, but `allOf` can still nest without end
-            raise SchemaFormError("it is nested too deeply to draw") from None
+            raise UnusableSchemaError("it is nested too deeply to draw") from None
         self.allows_extra = root.get("additionalProperties", True) is not False
 
     # --- building -----------------------------------------------------------------------------
@@ -119,11 +113,11 @@ class ToolForm:
         ref = result.pop("$ref", None)
         if isinstance(ref, str):
             if ref in seen:
-                raise SchemaFormError(f"The schema refers to itself through {ref!r}.")
+                raise UnusableSchemaError(f"The schema refers to itself through {ref!r}.")
             try:
                 target = self._resolver.lookup(ref).contents
             except Unresolvable as error:
-                raise SchemaFormError(f"The schema's reference {ref!r} does not resolve.") from error
+                raise UnusableSchemaError(f"The schema's reference {ref!r} does not resolve.") from error
             result = {**self._resolve(target, seen | {ref}), **result}
         all_of = result.get("allOf")
         if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict):

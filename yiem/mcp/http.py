@@ -17,7 +17,7 @@ import httpx
 from yiem._sse import sse_events
 from yiem.limits import ResponseLimits, ResponseTooLargeError, capped, read_capped, text_lines
 from yiem.mcp.errors import McpConnectionError, McpError, McpSessionExpiredError
-from yiem.mcp.transport import Message, OnFailure, OnMessage
+from yiem.mcp.transport import Message, OnFailure, OnMessage, encode_message
 
 logger = logging.getLogger(__name__)
 
@@ -139,7 +139,7 @@ class HttpTransport:
         return headers
 
     def _post(self, message: Message, timeout: httpx.Timeout | None = None) -> httpx.Response:
-        body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+        body = encode_message(message)
         try:
             request = self._http.build_request(
                 "POST", self.url, content=body, headers=self._headers(), timeout=timeout or self._http.timeout

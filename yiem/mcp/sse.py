@@ -19,7 +19,7 @@ from yiem._sse import sse_events
 from yiem.limits import ResponseLimits, ResponseTooLargeError, read_capped, text_lines
 from yiem.mcp.errors import McpConnectionError, McpError
 from yiem.mcp.http import interrupt_response
-from yiem.mcp.transport import Message, OnFailure, OnMessage
+from yiem.mcp.transport import Message, OnFailure, OnMessage, encode_message
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ class SseTransport:
     def send(self, message: Message) -> None:
         if self._closed or self.endpoint is None:
             raise McpConnectionError(f"the connection to MCP server {self.url} is closed")
-        body = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+        body = encode_message(message)
         headers = {"Content-Type": "application/json", **self.headers}
         try:
             with self._http.stream(

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import IO
 
 from yiem.mcp.errors import McpConnectionError, McpError
-from yiem.mcp.transport import Message, OnFailure, OnMessage
+from yiem.mcp.transport import Message, OnFailure, OnMessage, encode_message
 
 logger = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ class StdioTransport:
         process = self._process
         if process is None or process.stdin is None:
             raise McpConnectionError(f"MCP server {self.label!r} is not running")
-        data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+        data = encode_message(message) + b"\n"
         try:
             with self._write_lock:
                 process.stdin.write(data)

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, Protocol
 
 from yiem.mcp.errors import McpError
+from yiem.types import replace_lone_surrogates
 
 Message = dict[str, Any]
 OnMessage = Callable[[Message], None]
 # `request_id` None means the whole connection failed and every pending request fails with it.
 OnFailure = Callable[[int | str | None, McpError], None]
+
+
+def encode_message(message: Message) -> bytes:
+    """One message as compact UTF-8 JSON; a lone surrogate (a model's JSON "\\ud800") becomes U+FFFD."""
+    text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return str(replace_lone_surrogates(text)).encode()
 
 
 class Transport(Protocol):

@@ -1,10 +1,11 @@
 """JSON Schemas from MCP servers, made safe to use: unusable ones refused in words, patterns in linear time.
 
-A server's schema is untrusted input. A malformed one (`properties` as a list, `required` as a
-number) makes `jsonschema` raise mid-validation, a long `$ref` chain or deep nesting exhausts the
-recursion limit, and a pattern such as `^(a+)+$` makes Python's backtracking `re` run for ages on
-"aaa…a!". Schemas are checked against their metaschema and their `$ref` chains bounded before use,
-and `pattern`, `patternProperties` and `additionalProperties` match with RE2, which runs in linear
+A server's schema is untrusted input, checked both by the Tools page's form and by the agent loop
+before it runs a tool. A malformed one (`properties` as a list, `required` as a number) makes
+`jsonschema` raise mid-validation, a long `$ref` chain or deep nesting exhausts the recursion
+limit, and a pattern such as `^(a+)+$` makes Python's backtracking `re` run for ages on "aaa…a!".
+Schemas are checked against their metaschema and their `$ref` chains bounded before use, and
+`pattern`, `patternProperties` and `additionalProperties` match with RE2, which runs in linear
 time. A pattern RE2 cannot run (look-around, back-references) is left for the server to check.
 """
 
@@ -29,8 +30,12 @@ MAX_REF_STEPS = 64
 SCHEMA_URI = "urn:yiem:schema"  # where a schema's own `#/...` references are looked up
 
 
-class SchemaFormError(YiemError, ValueError):
-    """A schema the form cannot be built from or checked with; the message says why, in words."""
+class UnusableSchemaError(YiemError, ValueError):
+    """A schema that cannot be used to draw a form or check values; the message says why, in words."""
+
+
+class InvalidSchemaError(UnusableSchemaError):
+    """The schema breaks its metaschema (a server's slip rather than a hostile shape)."""
 
 
 def validator_class(schema: Mapping[str, Any]) -> type[Validator]:
@@ -49,17 +54,17 @@ def schema_registry(schema: Mapping[str, Any]) -> Registry[Any]:
 
 
 def check_usable(schema: Mapping[str, Any], registry: Registry[Any]) -> None:
-    """Raise `SchemaFormError` unless the schema is valid, not too deep, and its `$ref` chains are short."""
+    """Raise `UnusableSchemaError` unless the schema is valid, not too deep, and its `$ref`s short."""
     cls = validator_class(schema)
     meta = jsonschema.validators.validator_for(cls.META_SCHEMA, default=cls)(cls.META_SCHEMA)
     try:
         # No format checker: an ECMA-262 pattern Python cannot compile is still a valid schema.
         problem = best_match(meta.iter_errors(dict(schema)))
     except RecursionError:
-        raise SchemaFormError("it is nested too deeply to draw or check") from None
+        raise UnusableSchemaError("it is nested too deeply to draw or check") from None
     if problem is not None:
         where = "/".join(str(part) for part in problem.absolute_path)
-        raise SchemaFormError(
+        raise InvalidSchemaError(
             f"it is not valid JSON Schema: {where + ': ' if where else ''}{problem.message}"
         )
     _check_ref_chains(schema, registry)
@@ -85,7 +90,7 @@ def _check_ref_chains(schema: Mapping[str, Any], registry: Registry[Any]) -> Non
         for index, name in enumerate(reversed(chain), start=1):
             steps_to_end[name] = tail + index
         if steps_to_end.get(start, 0) > MAX_REF_STEPS:
-            raise SchemaFormError(f"its reference {start!r} goes through more than {MAX_REF_STEPS} steps")
+            raise UnusableSchemaError(f"its reference {start!r} goes through more than {MAX_REF_STEPS} steps")
 
 
 def _refs(schema: Any) -> Iterator[str]:
@@ -102,11 +107,28 @@ def _refs(schema: Any) -> Iterator[str]:
             stack.extend(node)
 
 
+def usable_validator(schema: Mapping[str, Any], registry: Registry[Any] | None = None) -> Validator:
+    """A validator matching patterns with RE2, for a schema `check_usable` accepts (else it raises)."""
+    registry = registry if registry is not None else schema_registry(schema)
+    check_usable(schema, registry)
+    return validator_class(schema)(dict(schema), registry=registry)
+
+
+def schema_errors(validator: Validator, instance: Any) -> list[ValidationError]:
+    """The validation errors; `UnusableSchemaError` in words when the schema is too deep or broken."""
+    try:
+        return list(validator.iter_errors(instance))
+    except RecursionError:
+        raise UnusableSchemaError("it is nested too deeply to check") from None
+    except Unresolvable as error:  # jsonschema wraps an unresolved `$ref` as Unresolvable
+        raise UnusableSchemaError(f"its reference {getattr(error, 'ref', '')!r} does not resolve") from None
+
+
 def iter_errors(validator: Validator, instance: Any) -> list[ValidationError]:
     """The validation errors; none when the schema is too deep or broken to check (the server will)."""
     try:
-        return list(validator.iter_errors(instance))
-    except (RecursionError, Unresolvable):  # jsonschema wraps an unresolved `$ref` as Unresolvable
+        return schema_errors(validator, instance)
+    except UnusableSchemaError:
         return []
 
 
