@@ -1,4 +1,4 @@
-"""The context gauge, on hand-computed cases."""
+"""The context gauge and the cost of the next send, on hand-computed cases."""
 
 from __future__ import annotations
 
@@ -8,15 +8,27 @@ from yiem.chat import (
     by_characters,
     context_gauge,
     conversation_tokens,
+    expected_output,
     latest_turns_start,
+    send_estimate,
 )
 from yiem.types import (
     AgentMessage,
     AssistantMessage,
+    LlmModel,
     LlmUsage,
+    ModelCost,
     TextContent,
     ToolResultMessage,
     UserMessage,
+)
+
+PRICED = LlmModel(
+    id="m",
+    provider="openai",
+    cost=ModelCost(input=3.0, output=15.0),
+    price_known=True,
+    price_source="genai-prices 0.0.1 (openai/m)",
 )
 
 
@@ -75,6 +87,40 @@ def test_an_unknown_context_window_gives_no_gauge_and_says_so() -> None:
     gauge = context_gauge(5000, 0)
     assert gauge.level == "unknown" and gauge.fraction is None
     assert gauge.words == "The model's context window is unknown, so there is no gauge of it."
+
+
+def test_expected_output_is_the_recent_average_capped_by_max_tokens() -> None:
+    messages: list[AgentMessage] = [_user("q")]
+    assert expected_output(messages, 256) == 256  # no reply yet: the most it may write
+    assert expected_output(messages, None) == 0
+    for out in (100, 200, 400, 10, 20, 30):
+        messages += [_reply("a", 10, out), _user("q")]
+    # The latest five: (200 + 400 + 10 + 20 + 30) / 5 = 132.
+    assert expected_output(messages, None) == 132
+    assert expected_output(messages, 100) == 100
+    assert expected_output(messages, 500) == 132
+
+
+def test_send_cost_uses_the_models_prices_and_names_their_source() -> None:
+    estimate = send_estimate(1000, 200, PRICED)
+    # 1000 × $3/M + 200 × $15/M = $0.003 + $0.003.
+    assert estimate.cost == 0.006
+    assert estimate.words == (
+        "This send ≈ $0.006000 (1,000 tokens in + about 200 out; prices from genai-prices 0.0.1 (openai/m))"
+    )
+    big = send_estimate(100_000, 1000, PRICED)
+    assert big.cost == 0.315 and "$0.3150" in big.words
+
+
+def test_an_unknown_price_says_price_unknown_never_zero() -> None:
+    local = LlmModel(id="smollm2", provider="local", price_source="local model: no price")
+    estimate = send_estimate(1000, 200, local)
+    assert estimate.cost is None
+    words = "This send: 1,000 tokens in + about 200 out · price unknown (local model: no price)"
+    assert estimate.words == words
+    assert "$" not in estimate.words
+    unknown = send_estimate(10, 0, LlmModel(id="x", price_source="price unknown"))
+    assert unknown.words == "This send: 10 tokens in + about 0 out · price unknown"
 
 
 def test_dropping_old_turns_keeps_the_latest_whole_turns_that_fit() -> None:

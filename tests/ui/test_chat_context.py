@@ -1,4 +1,4 @@
-"""The Chat page's context gauge (issue 15), under AppTest with ScriptedLlm."""
+"""The Chat page's context gauge and the cost of the next send (issue 15), under AppTest with ScriptedLlm."""
 
 from __future__ import annotations
 
@@ -60,7 +60,18 @@ def test_the_gauge_turns_amber_at_80_percent(db_url: str) -> None:
     assert at.get("progress")[0].proto.value == 80
 
 
-def test_a_model_without_a_known_window_says_so(db_url: str) -> None:
+def test_the_cost_of_the_next_send_is_shown_with_the_price_source(db_url: str) -> None:
+    at = _app(ScriptedLlm([FIRST]))
+    at.chat_input[0].set_value("Remember this").run()
+    # 800 tokens in × $3/M + 10 out (the one reply's output) × $15/M = $0.0024 + $0.00015.
+    expected = (
+        ":material/payments: This send ≈ $0.002550 (800 tokens in + about 10 out; "
+        "prices from models file /tmp/models.toml); your message adds its own."
+    )
+    assert expected in _captions(at), _captions(at)
+
+
+def test_a_model_without_price_or_window_says_so(db_url: str) -> None:
     local = LlmModel(id="smollm2", provider="local", price_source="local model: no price")
     at = _app(ScriptedLlm(["ok"]), local)
     at.chat_input[0].set_value("hello").run()
@@ -68,6 +79,8 @@ def test_a_model_without_a_known_window_says_so(db_url: str) -> None:
     unknown = "The model's context window is unknown, so there is no gauge of it."
     assert f":material/data_usage: {unknown}" in captions
     assert not at.get("progress")
+    assert any("price unknown (local model: no price)" in caption for caption in captions), captions
+    assert not any("This send ≈ $" in caption for caption in captions)
 
 
 def test_a_send_that_does_not_fit_is_refused_and_stays_in_the_input(db_url: str) -> None:

@@ -1,4 +1,4 @@
-"""Above the chat input: how full the context window is, and a send refused
+"""Above the chat input: how full the context window is, what the next send costs, and a send refused
 because it does not fit, with one-click ways out. The unsent text stays in the input."""
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from yiem.chat import (
     ChatSession,
     context_gauge,
     conversation_tokens,
+    expected_output,
     latest_turns_start,
+    send_estimate,
     token_counter,
 )
 from yiem.store import StoreError
@@ -47,7 +49,7 @@ def _refused_text(chat: ChatSession) -> str:
 
 
 def draw(chat: ChatSession) -> None:
-    """The gauge; when the window is full, what to do, as buttons."""
+    """The gauge and the next send's cost; when the window is full, what to do, as buttons."""
     model = chat_agent.current_model()
     if model is None:
         st.caption("The context gauge shows once the model has started (after the first message).")
@@ -60,6 +62,10 @@ def draw(chat: ChatSession) -> None:
     else:
         st.progress(min(gauge.fraction, 1.0))
         st.caption(f":{COLOURS[gauge.level]}[:material/data_usage: {gauge.words}]")
+    settings = bootstrap.settings()
+    output = expected_output(chat.messages, settings.max_tokens or model.max_tokens or None)
+    estimate = send_estimate(tokens, output, model)
+    st.caption(f":material/payments: {estimate.words}" + ("" if pending else "; your message adds its own."))
     if gauge.level == "full":
         _draw_ways_out(chat, model, pending)
 

@@ -4,9 +4,12 @@ from yiem.chat._background import BackgroundEvents, Quiet
 from yiem.chat._context_gauge import (
     KEEP_FRACTION,
     ContextGauge,
+    SendEstimate,
     context_gauge,
     conversation_tokens,
+    expected_output,
     latest_turns_start,
+    send_estimate,
 )
 from yiem.chat._images import ImageDataError, check_image, image_bytes
 from yiem.chat._safe_markdown import safe_markdown
@@ -59,6 +62,7 @@ __all__ = [
     "KeyStatus",
     "Quiet",
     "RunAgent",
+    "SendEstimate",
     "TimelineBar",
     "Transcript",
     "TranscriptError",
@@ -73,6 +77,7 @@ __all__ = [
     "conversation_setup",
     "conversation_tokens",
     "default_settings",
+    "expected_output",
     "export_json",
     "export_markdown",
     "history_start",
@@ -87,6 +92,7 @@ __all__ = [
     "running_local_model",
     "safe_markdown",
     "secrets_file_value",
+    "send_estimate",
     "setup_of",
     "starting_base_url",
     "stored_setup",

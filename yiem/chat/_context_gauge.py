@@ -1,4 +1,4 @@
-"""How full the model's context window is, before the next message is sent."""
+"""How full the model's context window is, and what the next send will cost, before it is sent."""
 
 from __future__ import annotations
 
@@ -13,10 +13,13 @@ from yiem.types import (
     AgentMessage,
     AssistantMessage,
     AssistantMessageToolCall,
+    LlmModel,
+    LlmUsage,
     UserMessage,
 )
 
 AMBER = 0.8  # the gauge warns from here on
+RECENT_REPLIES = 5  # the output estimate averages this many of the latest replies
 KEEP_FRACTION = 0.5  # dropping old turns keeps the latest ones that fit in this much of the window
 
 GaugeLevel = Literal["ok", "amber", "full", "unknown"]
@@ -30,6 +33,16 @@ class ContextGauge:
     window: int
     fraction: float | None
     level: GaugeLevel
+    words: str
+
+
+@dataclass(frozen=True)
+class SendEstimate:
+    """What the next send is expected to use and cost (None when its price is unknown)."""
+
+    input_tokens: int
+    output_tokens: int
+    cost: float | None
     words: str
 
 
@@ -86,6 +99,34 @@ def context_gauge(tokens: int, window: int) -> ContextGauge:
             f"{told}: nearly full. Start a new chat or drop the oldest turns before it fills up.",
         )
     return ContextGauge(tokens, window, fraction, "ok", told)
+
+
+def expected_output(messages: Sequence[AgentMessage], max_tokens: int | None) -> int:
+    """Output tokens to expect: the recent replies' average, at most `max_tokens`; `max_tokens` when
+    there is no reply yet (0 when neither is known)."""
+    replies = [reply for message in messages if (reply := _reply(message)) is not None]
+    outputs = [reply.usage.output_tokens for reply in replies if reply.usage.output_tokens]
+    recent = outputs[-RECENT_REPLIES:]
+    if not recent:
+        return max_tokens or 0
+    average = round(sum(recent) / len(recent))
+    return min(average, max_tokens) if max_tokens else average
+
+
+def send_estimate(input_tokens: int, output_tokens: int, model: LlmModel) -> SendEstimate:
+    """The send's cost at the model's prices (via `LlmModel.cost_of`) and the words with its source."""
+    usage = LlmUsage(input_tokens=input_tokens, output_tokens=output_tokens)
+    cost = model.cost_of(usage)
+    tokens = f"{input_tokens:,} tokens in + about {output_tokens:,} out"
+    if cost is None:
+        source = model.price_source if model.price_source and model.price_source != "price unknown" else ""
+        words = f"This send: {tokens} · price unknown" + (f" ({source})" if source else "")
+        return SendEstimate(input_tokens, output_tokens, None, words)
+    dollars = f"${cost.total:.6f}" if cost.total < 0.01 else f"${cost.total:.4f}"
+    source = model.price_source or "the catalogue"
+    return SendEstimate(
+        input_tokens, output_tokens, cost.total, f"This send ≈ {dollars} ({tokens}; prices from {source})"
+    )
 
 
 def latest_turns_start(messages: Sequence[AgentMessage], count: Callable[[str], int], budget: int) -> int:
