@@ -3,6 +3,7 @@ comparison), and the page's editors build the draft it runs."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,8 @@ from yiem.experiments import (
 )
 from yiem.store import create_store_engine
 
-PAGE = str(Path(__file__).resolve().parents[2] / "ui" / "pages" / "experiments.py")
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "ui" / "pages" / "experiments.py")
 TIMEOUT = 60
 
 
@@ -96,3 +98,32 @@ def test_cost_so_far_says_price_unknown_never_zero() -> None:
     )
     assert not ItemOutcome(item_id="a", variant="v", cost=0.001, scores=[judged]).price_known
     assert ItemOutcome(item_id="a", variant="v", cost=0.001).price_known
+
+
+def _timeline_charts(at: AppTest) -> list[dict[str, Any]]:
+    charts = [chart for chart in at.get("plotly_chart") if "exp-timeline-" in str(chart.proto.id)]
+    return [json.loads(chart.proto.spec) for chart in charts]
+
+
+def test_a_transcript_has_a_timeline_under_each_reply_drawn_when_opened(db_url: str) -> None:
+    experiment_id, run_id = _python_run(db_url)
+    outcome = next(
+        o
+        for o in ExperimentStore(create_store_engine(db_url)).outcomes(run_id)
+        if (o.item_id, o.variant) == ("q1", "good")
+    )
+    # The app, not the page alone: the transcript links to the Chat page, which only the app knows.
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.query_params["e"] = experiment_id
+    at.switch_page("ui/pages/experiments.py").run()
+    at.button(key=f"exp_open_{run_id}_q1_good").click().run()
+    assert not at.exception, at.exception
+    assert [e.label for e in at.expander].count("Timeline") == 1  # one reply, closed
+    assert _timeline_charts(at) == []
+    # What a click on the expander sets (a dialog's own rerun cannot be driven from AppTest).
+    at.session_state[f"exp-timeline-{outcome.conversation_id}-good-0-1"] = True
+    at.button(key=f"exp_open_{run_id}_q1_good").click().run()
+    assert not at.exception, at.exception
+    (chart,) = _timeline_charts(at)
+    assert chart["data"][0]["y"] == ["model"]
+    assert chart["data"][1]["text"] == ["TTFT"]

@@ -8,7 +8,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from ui.chat.timeline import draw_timeline
 from ui.experiments.state import experiment_store
+from yiem.chat import reply_ranges
 from yiem.experiments import ExperimentResult, ItemOutcome
 from yiem.types import AssistantMessageToolCall, TextContent, ToolResultMessage, UserMessage
 
@@ -115,7 +117,10 @@ def show_transcript(outcome: ItemOutcome) -> None:
         )
     if outcome.error:
         st.error(outcome.error)
-    for message in experiment_store().transcript(outcome):
+    messages = experiment_store().transcript(outcome)
+    replies = reply_ranges(messages)  # each reply's Timeline goes under its last assistant message
+    where = f"exp-timeline-{outcome.conversation_id or outcome.item_id}-{outcome.variant}-{outcome.repeat}"
+    for index, message in enumerate(messages):
         if isinstance(message, UserMessage):
             with st.chat_message("user"):
                 st.text("".join(b.text for b in message.content if isinstance(b, TextContent)))
@@ -131,6 +136,9 @@ def show_transcript(outcome: ItemOutcome) -> None:
                     for call in message.tool_calls:
                         st.caption(f"calls {call.name}")
                         st.json(call.arguments, expanded=False)
+                if index in replies:
+                    first, end = replies[index]
+                    draw_timeline(messages[first:end], key=f"{where}-{index}")
     if outcome.conversation_id:
         st.page_link(
             "ui/pages/chat.py",
