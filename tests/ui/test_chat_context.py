@@ -126,3 +126,19 @@ def test_start_a_new_chat_from_a_refused_send_keeps_the_prompt(db_url: str) -> N
     assert _input_text(at) == "next question"
     assert "0 of 1,000 tokens" in _gauge(at)  # an empty chat: the prompt counts once it is sent again
     assert "context-new" not in [button.key for button in at.button]
+
+
+def test_dropping_turns_when_even_the_latest_does_not_fit_starts_a_new_chat(db_url: str) -> None:
+    # A reply of 2,400 characters is 600 tokens: more than half of the 1,000-token window alone.
+    usage = {"inputTokens": 400, "outputTokens": 600}
+    long_reply = {"role": "assistant", "content": "y" * 2400, "usage": usage}
+    at = _app(ScriptedLlm([long_reply]))
+    at.chat_input[0].set_value("write a lot").run()
+    conversation_id = at.query_params["c"]
+    at.chat_input[0].set_value("and more").run()
+    at.button(key="context-drop").click().run()
+    assert not at.exception, at.exception
+    assert "c" not in at.query_params
+    assert any("Even the latest turn alone" in str(error.value) for error in at.error)
+    assert _input_text(at) == "and more"
+    assert len(_store(db_url).load_messages(conversation_id)) == 2

@@ -80,14 +80,19 @@ def _draw_ways_out(chat: ChatSession, model: LlmModel, pending: str) -> None:
     elif drop:
         count = token_counter(model)
         budget = int(model.context_window * KEEP_FRACTION) - (count(pending) if pending else 0)
-        try:
-            chat.continue_with_latest(latest_turns_start(chat.messages, count, budget))
-        except StoreError as error:
-            st.session_state[chat_unsent.NOTICE_KEY] = f"{error} Your message is back in the box below."
-        if chat.conversation_id:
-            st.query_params["c"] = chat.conversation_id
+        start = latest_turns_start(chat.messages, count, budget)
+        if start >= len(chat.messages):
+            chat.new()
+            st.query_params.pop("c", None)
+            st.session_state[chat_unsent.NOTICE_KEY] = (
+                "Even the latest turn alone fills more than half of the context window, so this is a new "
+                "chat instead; the old one is kept in the sidebar."
+            )
         else:
-            st.query_params.pop("c", None)  # not even the latest turn fits: nothing to carry
+            try:
+                st.query_params["c"] = chat.continue_with_latest(start).id
+            except StoreError as error:
+                st.session_state[chat_unsent.NOTICE_KEY] = f"{error} Your message is back in the box below."
     if new or drop:
         st.session_state.pop(REFUSED_KEY, None)
         st.session_state.pop(COUNT_KEY, None)
