@@ -130,6 +130,24 @@ def test_rewind_regenerates_and_edits(store: ConversationStore) -> None:
         chat.rewind_to(1)  # an assistant message
 
 
+def test_going_on_with_the_latest_turns_opens_a_new_conversation_and_keeps_the_old(
+    store: ConversationStore,
+) -> None:
+    agent = Agent(ScriptedLlm(["one", "two"]), LOCAL)
+    chat = ChatSession(store)
+    with pytest.raises(ChatSessionError):
+        chat.continue_with_latest(0)  # nothing open yet
+    list(chat.run(_runner(agent), user_message("first"), LOCAL, "Be brief."))
+    list(chat.run(_runner(agent), user_message("second"), LOCAL, "Be brief."))
+    old = chat.conversation_id
+    carried = chat.continue_with_latest(2)
+    assert chat.conversation_id == carried.id != old
+    assert (carried.title, carried.system_prompt) == ("first (latest turns)", "Be brief.")
+    assert [m.role for m in chat.messages] == ["user", "assistant"]
+    assert [m.text for m in store.load_messages(carried.id)] == ["second", "two"]  # type: ignore[union-attr]
+    assert old is not None and len(store.load_messages(old)) == 4
+
+
 def test_a_prompt_is_kept_when_the_model_cannot_be_reached(store: ConversationStore) -> None:
     chat = ChatSession(store)
     conversation_id = chat.keep_prompt(user_message("do not lose me"), "openai", "gpt-4o-mini")

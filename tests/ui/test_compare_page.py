@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 from typing import Any
@@ -10,8 +11,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from yiem.compare import ColumnSpec, Comparison, VoteStore
+from yiem.llm import LlmClient
 from yiem.providers.local_llm import LocalLlmServer
+from yiem.scripted_llm import ScriptedLlm
 from yiem.store import create_store_engine
+from yiem.types import LlmModel
 
 PAGE = str(Path(__file__).resolve().parents[2] / "ui" / "pages" / "compare.py")
 TIMEOUT = 120
@@ -106,3 +110,35 @@ def test_a_blind_vote_hides_names_until_voted_and_updates_the_leaderboard(
     board = next(d.value for d in at.dataframe if "Rating" in d.value.columns)
     assert list(board["Model"]) == [left, right] and list(board["Votes"]) == [1, 1]
     assert len(at.get("plotly_chart")) == 1
+
+
+def _timeline_charts(at: AppTest) -> list[dict[str, Any]]:
+    charts = [chart for chart in at.get("plotly_chart") if "cmp-timeline-" in str(chart.proto.id)]
+    return [json.loads(chart.proto.spec) for chart in charts]
+
+
+def test_each_column_has_a_timeline_of_its_reply_drawn_when_opened(db_url: str) -> None:
+    scripts = {"fast": ["Hello."], "slow": ["Good day.", "Still here."]}
+
+    def scripted(spec: ColumnSpec) -> tuple[LlmClient, LlmModel]:
+        return ScriptedLlm(scripts[spec.model_id]), LlmModel(id=spec.model_id, provider="scripted")
+
+    specs = [ColumnSpec(provider="scripted", model_id=name) for name in scripts]
+    comparison = Comparison(specs, connector=scripted)
+    comparison.start("Say hello.")
+    assert comparison.wait(timeout=TIMEOUT)
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.session_state["compare_specs"] = specs
+    at.session_state["compare_run"] = comparison
+    at.run()
+    assert not at.exception, at.exception
+    assert [e.label for e in at.expander].count("Timeline") == 2  # one per column, closed
+    assert _timeline_charts(at) == []
+    at.session_state["cmp-timeline-1-2"] = True  # what a click on the second column's expander sets
+    at.run()
+    (chart,) = _timeline_charts(at)
+    assert chart["data"][0]["y"] == ["model"] and chart["data"][0]["text"][0].startswith("slow · ")
+    # A blind vote keeps the columns anonymous: the bars would name the model.
+    at.session_state["compare_blind"] = True
+    at.run()
+    assert "Timeline" not in [e.label for e in at.expander]

@@ -3,6 +3,7 @@ comparison), and the page's editors build the draft it runs."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -135,3 +136,32 @@ def test_a_run_of_another_persons_shows_its_scores_but_not_its_transcript(db_url
     assert any("stays with the person who ran it" in i.value for i in at.info)
     assert ":green-badge[contains 1.00]" in _text(at)
     assert not at.chat_message and not [link for link in at.get("page_link") if "Continue" in str(link.proto)]
+
+
+def _timeline_charts(at: AppTest) -> list[dict[str, Any]]:
+    charts = [chart for chart in at.get("plotly_chart") if "exp-timeline-" in str(chart.proto.id)]
+    return [json.loads(chart.proto.spec) for chart in charts]
+
+
+def test_a_transcript_has_a_timeline_under_each_reply_drawn_when_opened(db_url: str) -> None:
+    experiment_id, run_id = _python_run(db_url)
+    outcome = next(
+        o
+        for o in ExperimentStore(create_store_engine(db_url)).outcomes(run_id)
+        if (o.item_id, o.variant) == ("q1", "good")
+    )
+    # The app, not the page alone: the transcript links to the Chat page, which only the app knows.
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.query_params["e"] = experiment_id
+    at.switch_page("ui/pages/experiments.py").run()
+    at.button(key=f"exp_open_{run_id}_q1_good").click().run()
+    assert not at.exception, at.exception
+    assert [e.label for e in at.expander].count("Timeline") == 1  # one reply, closed
+    assert _timeline_charts(at) == []
+    # What a click on the expander sets (a dialog's own rerun cannot be driven from AppTest).
+    at.session_state[f"exp-timeline-{outcome.conversation_id}-good-0-1"] = True
+    at.button(key=f"exp_open_{run_id}_q1_good").click().run()
+    assert not at.exception, at.exception
+    (chart,) = _timeline_charts(at)
+    assert chart["data"][0]["y"] == ["model"]
+    assert chart["data"][1]["text"] == ["TTFT"]

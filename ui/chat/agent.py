@@ -9,7 +9,7 @@ import streamlit as st
 
 from ui import bootstrap
 from yiem.agent import Agent
-from yiem.chat import LOCAL, ModelSettingsError, RunAgent, calls_tools, connect
+from yiem.chat import LOCAL, ModelSettingsError, RunAgent, calls_tools, connect, running_local_model
 from yiem.events import AgentEvent
 from yiem.llm import LlmClient
 from yiem.providers.catalog import get_model
@@ -17,6 +17,7 @@ from yiem.types import AgentLoopConfig, AgentMessage, LlmModel, UserMessage
 
 OVERRIDE_KEY = "llm_override"
 """Tests put `(LlmClient, LlmModel)` here to chat with a scripted model instead of the settings'."""
+MODEL_KEY = "yiem_model"  # (settings fingerprint, the catalogue's LlmModel for them)
 
 
 class ChatSetupError(Exception):
@@ -45,6 +46,31 @@ def _client() -> tuple[LlmClient, LlmModel]:
             close()
     st.session_state["yiem_client"] = (fingerprint, client, model)
     return client, model
+
+
+def current_model() -> LlmModel | None:
+    """The model the next message goes to, found without connecting; None while it is not known yet."""
+    override = st.session_state.get(OVERRIDE_KEY)
+    if override is not None:
+        return override[1]  # type: ignore[no-any-return]
+    settings = bootstrap.settings()
+    fingerprint = (settings.provider, settings.base_url, settings.model_id, settings.api_key)
+    cached = st.session_state.get("yiem_client")
+    if cached is not None and cached[0] == fingerprint:
+        return cached[2]  # type: ignore[no-any-return]
+    if settings.provider == LOCAL:
+        return running_local_model()  # its window is the server's n_ctx, known once it runs
+    if not settings.model_id:
+        return None
+    # The catalogue is read once per choice of model, not on every rerun.
+    known = st.session_state.get(MODEL_KEY)
+    if known is None or known[0] != fingerprint:
+        known = (
+            fingerprint,
+            get_model(settings.provider, settings.model_id, base_url=settings.base_url or None),
+        )
+        st.session_state[MODEL_KEY] = known
+    return known[1]  # type: ignore[no-any-return]
 
 
 def provider() -> str:

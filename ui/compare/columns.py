@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from yiem.chat import safe_markdown
+from ui.chat.timeline import draw_timeline
+from yiem.chat import reply_ranges, safe_markdown
 from yiem.compare import ColumnFigures, ColumnState, Comparison
 
 RUN = "compare_run"
@@ -32,7 +33,18 @@ def _heading(index: int, column: ColumnState, blind: bool) -> str:
     return f"Model {'AB'[index]}" if blind and index < 2 else column.spec.label
 
 
-def _draw_column(index: int, column: ColumnState, blind: bool, cheapest: bool, fastest: bool) -> None:
+def _draw_latest_timeline(index: int, column: ColumnState) -> None:
+    # The latest reply's: earlier ones were answers to earlier prompts, no longer on screen.
+    messages = column.agent.state.messages if column.agent is not None else []
+    replies = reply_ranges(messages)
+    if replies:
+        first, end = replies[max(replies)]
+        draw_timeline(messages[first:end], key=f"cmp-timeline-{index}-{len(messages)}")
+
+
+def _draw_column(
+    index: int, column: ColumnState, blind: bool, cheapest: bool, fastest: bool, finished: bool
+) -> None:
     st.subheader(_heading(index, column, blind))
     badges = (["cheapest"] if cheapest else []) + (["fastest"] if fastest else [])
     if badges:
@@ -47,6 +59,8 @@ def _draw_column(index: int, column: ColumnState, blind: bool, cheapest: bool, f
         st.caption("Stopped.")
     if column.status != "idle":
         st.caption(figures_caption(column.figures))
+    if finished and not blind:  # its bars name the model, which a blind vote must not show yet
+        _draw_latest_timeline(index, column)
 
 
 def draw_columns(comparison: Comparison, blind: bool) -> None:
@@ -56,7 +70,7 @@ def draw_columns(comparison: Comparison, blind: bool) -> None:
         zip(st.columns(len(comparison.columns)), comparison.columns, strict=True)
     ):
         with box:
-            _draw_column(index, column, blind, cheapest == index, fastest == index)
+            _draw_column(index, column, blind, cheapest == index, fastest == index, not comparison.running)
 
 
 @st.fragment(run_every=0.4)

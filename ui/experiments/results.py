@@ -8,8 +8,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from ui.chat.timeline import draw_timeline
 from ui.experiments.state import experiment_store
-from yiem.chat import safe_markdown
+from yiem.chat import reply_ranges, safe_markdown
 from yiem.experiments import ExperimentResult, ItemOutcome
 from yiem.types import AssistantMessageToolCall, ToolResultMessage, UserMessage
 
@@ -122,7 +123,10 @@ def show_transcript(outcome: ItemOutcome) -> None:
     own = outcome.conversation_id is None or store.conversations.exists(outcome.conversation_id)
     if not own:
         st.info("This item's transcript stays with the person who ran it; its scores are above.")
-    for message in store.transcript(outcome):
+    messages = store.transcript(outcome)
+    replies = reply_ranges(messages)  # each reply's Timeline goes under its last assistant message
+    where = f"exp-timeline-{outcome.conversation_id or outcome.item_id}-{outcome.variant}-{outcome.repeat}"
+    for index, message in enumerate(messages):
         if isinstance(message, UserMessage):
             with st.chat_message("user"):
                 st.text(message.text)
@@ -138,6 +142,9 @@ def show_transcript(outcome: ItemOutcome) -> None:
                     for call in message.tool_calls:
                         st.caption(f"calls {call.name}")
                         st.json(call.arguments, expanded=False)
+                if index in replies:
+                    first, end = replies[index]
+                    draw_timeline(messages[first:end], key=f"{where}-{index}")
     if outcome.conversation_id and own:
         st.page_link(
             "ui/pages/chat.py",

@@ -9,6 +9,7 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.chat import agent as chat_agent
+from ui.chat import context as chat_context
 from ui.chat import history, live
 from ui.chat import settings as chat_settings
 from ui.chat import sidebar as chat_sidebar
@@ -74,6 +75,7 @@ history.draw_history(chat)
 if notice := st.session_state.pop("yiem_notice", None):
     st.error(notice)
 
+chat_context.draw(chat)  # the context gauge and the next send's cost, above the input
 takes_images = chat_agent.accepts_images()
 input_key = "prompt-images" if takes_images else "prompt"
 chat_unsent.restore_input(input_key)  # a prompt the store refused goes back into the input
@@ -95,4 +97,5 @@ elif submitted is not None:
     if submitted.text.strip() or images:
         pending = user_message(submitted.text, images)
 if pending is not None:
+    chat_context.refuse_if_full(chat, pending)  # a send that does not fit goes back into the input
     live.run(chat, pending, _show_conversation_in_url)

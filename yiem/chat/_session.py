@@ -190,6 +190,25 @@ class ChatSession:
         self.messages = self.messages[:index]
         return prompt
 
+    def continue_with_latest(self, start: int) -> Conversation:
+        """Go on in a new conversation holding only the messages from `start` on, and open it.
+
+        The store has no way to leave turns out of what is sent, so the old turns stay where they
+        were (with their costs) and the new conversation starts from the latest ones."""
+        old = self.conversation
+        if old is None or not 0 <= start <= len(self.messages):
+            raise ChatSessionError("There is no conversation to go on from.")
+        conversation = self.store.create(
+            title=title_from(f"{old.title} (latest turns)"),
+            provider=old.provider,
+            model=old.model,
+            system_prompt=old.system_prompt,
+            setup=old.setup,
+        )
+        self.store.replace_messages(conversation.id, self.messages[start:])
+        self.open(conversation.id)
+        return conversation
+
     def transcript(self) -> Transcript:
         """The open conversation as an exportable transcript (API keys are never part of it)."""
         conversation = self.conversation

@@ -146,6 +146,14 @@ def local_model() -> tuple[str, LlmModel]:
         return server.openai_base_url, server.llm_model()
 
 
+def running_local_model() -> LlmModel | None:
+    """The embedded model if its server already runs in this process (its n_ctx is the window), else None."""
+    from yiem.providers.local_llm import LocalLlmServer
+
+    server = _local_servers.get(LOCAL)
+    return server.llm_model() if isinstance(server, LocalLlmServer) and server.running else None
+
+
 def connect(
     settings: ChatSettings, secret: Callable[[str], str] = configured_secret
 ) -> tuple[LlmClient, LlmModel]:

@@ -37,20 +37,22 @@ def estimate_stopped_usage(
     """
     if reply.stop_reason != "aborted" or reply.usage.total_tokens:
         return False
-    sent = "\n".join(text for text in (system_prompt, *(_text_of(m) for m in context)) if text)
-    count = _counter(model)
-    reply.usage = LlmUsage(input_tokens=count(sent), output_tokens=count(_text_of(reply)))
+    sent = "\n".join(text for text in (system_prompt, *(message_text(m) for m in context)) if text)
+    count = token_counter(model)
+    reply.usage = LlmUsage(input_tokens=count(sent), output_tokens=count(message_text(reply)))
     reply.cost = None  # ChatSession prices the reply from these tokens
     return True
 
 
-def _by_characters(text: str) -> int:
+def by_characters(text: str) -> int:
+    """Tokens of `text` by the four-characters rule, for a model whose tokenizer is out of reach."""
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def _counter(model: LlmModel) -> Callable[[str], int]:
+def token_counter(model: LlmModel) -> Callable[[str], int]:
+    """The one token estimate: llama-server's own tokenizer for the embedded model, else characters."""
     if model.provider != LOCAL_PROVIDER or not model.base_url:
-        return _by_characters
+        return by_characters
     server = model.base_url.removesuffix("/").removesuffix("/v1")
 
     def by_tokenizer(text: str) -> int:
@@ -59,12 +61,13 @@ def _counter(model: LlmModel) -> Callable[[str], int]:
         try:
             return count_tokens(server, text)
         except (httpx.HTTPError, LocalLlmError, ValueError):
-            return _by_characters(text)  # the server went away meanwhile: an estimate all the same
+            return by_characters(text)  # the server went away meanwhile: an estimate all the same
 
     return by_tokenizer
 
 
-def _text_of(message: AgentMessage) -> str:
+def message_text(message: AgentMessage) -> str:
+    """What of a message is sent as text and counted: its text, reasoning and tool calls' arguments."""
     if isinstance(message, UserMessage | ToolResultMessage):
         return message.text
     reasoning = "".join(block.text for block in message.content if isinstance(block, ReasoningContent))
