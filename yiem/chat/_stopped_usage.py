@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Callable, Sequence
 
 import httpx
 
+from yiem.budgets import message_text, tokens_by_characters
 from yiem.providers.local_llm import LOCAL_PROVIDER, LocalLlmError, count_tokens
 from yiem.types import (
     AgentMessage,
@@ -15,14 +14,7 @@ from yiem.types import (
     AssistantMessageToolCall,
     LlmModel,
     LlmUsage,
-    ReasoningContent,
-    TextContent,
-    ToolResultMessage,
-    UserMessage,
 )
-
-# Without the model's tokenizer: about four characters per token, the usual rule for English text.
-CHARS_PER_TOKEN = 4
 
 
 def estimate_stopped_usage(
@@ -38,20 +30,16 @@ def estimate_stopped_usage(
     """
     if reply.stop_reason != "aborted" or reply.usage.total_tokens:
         return False
-    sent = "\n".join(text for text in (system_prompt, *(_text_of(m) for m in context)) if text)
+    sent = "\n".join(text for text in (system_prompt, *(message_text(m) for m in context)) if text)
     count = _counter(model)
-    reply.usage = LlmUsage(input_tokens=count(sent), output_tokens=count(_text_of(reply)))
+    reply.usage = LlmUsage(input_tokens=count(sent), output_tokens=count(message_text(reply)))
     reply.cost = None  # ChatSession prices the reply from these tokens
     return True
 
 
-def _by_characters(text: str) -> int:
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
-
-
 def _counter(model: LlmModel) -> Callable[[str], int]:
     if model.provider != LOCAL_PROVIDER or not model.base_url:
-        return _by_characters
+        return tokens_by_characters
     server = model.base_url.removesuffix("/").removesuffix("/v1")
 
     def by_tokenizer(text: str) -> int:
@@ -60,15 +48,6 @@ def _counter(model: LlmModel) -> Callable[[str], int]:
         try:
             return count_tokens(server, text)
         except (httpx.HTTPError, LocalLlmError, ValueError):
-            return _by_characters(text)  # the server went away meanwhile: an estimate all the same
+            return tokens_by_characters(text)  # the server went away meanwhile: an estimate all the same
 
     return by_tokenizer
-
-
-def _text_of(message: AgentMessage) -> str:
-    if isinstance(message, UserMessage | ToolResultMessage):
-        return "".join(block.text for block in message.content if isinstance(block, TextContent))
-    reasoning = "".join(block.text for block in message.content if isinstance(block, ReasoningContent))
-    calls = getattr(message, "tool_calls", [])
-    arguments = "".join(call.name + json.dumps(call.arguments, ensure_ascii=False) for call in calls)
-    return reasoning + message.text + arguments
