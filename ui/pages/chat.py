@@ -9,6 +9,7 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.chat import agent as chat_agent
+from ui.chat import budget as chat_budget
 from ui.chat import history, live
 from ui.chat import settings as chat_settings
 from ui.chat import sidebar as chat_sidebar
@@ -73,6 +74,7 @@ history.draw_history(chat)
 
 if notice := st.session_state.pop("yiem_notice", None):
     st.error(notice)
+chat_budget.draw_warning()
 
 takes_images = chat_agent.accepts_images()
 input_key = "prompt-images" if takes_images else "prompt"
