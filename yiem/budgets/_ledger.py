@@ -102,7 +102,7 @@ def _judge(standings: list[Standing], estimate: float | None) -> BudgetCheck:
                 standings=standings,
                 message=(
                     f"Not sent: this request may cost up to {_money(estimate)}, which would cross "
-                    f"{standing.budget.label[0].lower()}{standing.budget.label[1:]} of {_money(limit)} "
+                    f"{standing.budget.yours} of {_money(limit)} "
                     f"({_money(standing.used)} already spent this {standing.budget.period}, UTC). "
                     "Ask an admin to raise it on the Costs page, lower the max tokens, or wait for the next "
                     f"{standing.budget.period}."
@@ -110,13 +110,14 @@ def _judge(standings: list[Standing], estimate: float | None) -> BudgetCheck:
             )
     fullest = max(standings, key=lambda s: (s.used + estimate) / s.budget.limit_usd)
     share = (fullest.used + estimate) / fullest.budget.limit_usd
+    whose = fullest.budget.yours
     if share >= WARN_SHARE:
         return BudgetCheck(
             verdict="warn",
             estimated_cost=estimate,
             standings=standings,
             message=(
-                f"{fullest.budget.label} is {share:.0%} used after this request "
+                f"{whose[:1].upper()}{whose[1:]} is {share:.0%} used after this request "
                 f"({_money(fullest.used + estimate)} of {_money(fullest.budget.limit_usd)})."
             ),
         )

@@ -75,6 +75,14 @@ class Budget(BaseModel):
         where = f" for {self.provider}" if self.provider else ""
         return f"{whose} {PERIOD_WORDS[self.period]} limit{where}"
 
+    @property
+    def yours(self) -> str:
+        """The label as the person whose request it limits reads it: `your daily limit`, `the team's …`."""
+        if self.scope == "team":
+            return "the" + self.label.removeprefix("The")
+        where = f" for {self.provider}" if self.provider else ""
+        return f"your {PERIOD_WORDS[self.period]} limit{where}"
+
 
 class BudgetStore:
     """The limits in the store; only an admin (or the one local user) changes them, anyone reads them."""
