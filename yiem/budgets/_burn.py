@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from pydantic import BaseModel
 from sqlalchemy import Engine
@@ -38,14 +38,11 @@ def burn_down(engine: Engine, budget: Budget, owner_id: str, at_ms: int | None =
     per_bucket: dict[datetime, float] = {}
     for row in summary.rows:
         per_bucket[row.bucket] = per_bucket.get(row.bucket, 0.0) + row.totals.cost_total
-    step = summary.granularity
+    # Each bucket's spend is reached at its end: the line starts at $0 when the period starts.
+    step = timedelta(hours=1) if summary.granularity == "hour" else timedelta(days=1)
     times, cumulative, total = [_naive(start)], [0.0], 0.0
     for bucket in sorted(per_bucket):
         total += per_bucket[bucket]
-        times.append(bucket.replace(minute=0, second=0) + (_hour if step == "hour" else _day))
+        times.append(bucket + step)
         cumulative.append(total)
     return BurnDown(budget=budget, start=_naive(start), end=_naive(end), times=times, cumulative=cumulative)
-
-
-_hour = datetime(1970, 1, 1, 1) - datetime(1970, 1, 1)
-_day = datetime(1970, 1, 2) - datetime(1970, 1, 1)
