@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from yiem.budgets import tokens_by_characters
 from yiem.chat import (
-    by_characters,
     context_gauge,
     conversation_tokens,
     expected_output,
@@ -46,20 +46,20 @@ def test_the_latest_reply_usage_counts_and_what_follows_it_is_estimated() -> Non
     messages: list[AgentMessage] = [_user("hi"), _reply("a", 100, 10), _user("more"), _reply("b", 300, 20)]
     messages.append(result)
     # 300 in + 20 out of the latest reply, then 40 characters / 4 = 10 tokens of the tool result.
-    assert conversation_tokens(messages, "system", by_characters) == 330
+    assert conversation_tokens(messages, "system", tokens_by_characters) == 330
 
 
 def test_cached_tokens_are_part_of_the_context() -> None:
     reply = _reply("a")
     reply.usage = LlmUsage(input_tokens=50, cache_read_tokens=200, output_tokens=5)
-    assert conversation_tokens([_user("hi"), reply], "", by_characters) == 255
+    assert conversation_tokens([_user("hi"), reply], "", tokens_by_characters) == 255
 
 
 def test_without_a_counted_reply_everything_is_estimated() -> None:
     # "s" * 8, "u" * 12 and "a" * 3 joined by two newlines: 25 characters, 7 tokens (rounded up).
     messages: list[AgentMessage] = [_user("u" * 12), _reply("a" * 3)]
-    assert conversation_tokens(messages, "s" * 8, by_characters) == 7
-    assert conversation_tokens([], "", by_characters) == 0
+    assert conversation_tokens(messages, "s" * 8, tokens_by_characters) == 7
+    assert conversation_tokens([], "", tokens_by_characters) == 0
 
 
 def test_replies_from_before_the_conversation_began_are_estimated_instead() -> None:
@@ -67,8 +67,8 @@ def test_replies_from_before_the_conversation_began_are_estimated_instead() -> N
     began = datetime(2026, 1, 2, tzinfo=UTC)
     old = _reply("a" * 20, 5000, 100, timestamp=began - timedelta(days=1))
     messages: list[AgentMessage] = [_user("u" * 20), old]
-    assert conversation_tokens(messages, "", by_characters, since=began) == 11  # 41 characters
-    assert conversation_tokens(messages, "", by_characters) == 5100
+    assert conversation_tokens(messages, "", tokens_by_characters, since=began) == 11  # 41 characters
+    assert conversation_tokens(messages, "", tokens_by_characters) == 5100
 
 
 def test_gauge_levels_at_80_and_100_percent() -> None:
@@ -132,7 +132,7 @@ def test_dropping_old_turns_keeps_the_latest_whole_turns_that_fit() -> None:
         _user("e" * 40),
         _reply("f" * 40),
     ]
-    assert latest_turns_start(messages, by_characters, 45) == 2  # the last two turns: 40 tokens
-    assert latest_turns_start(messages, by_characters, 35) == 4  # 30 would cut a turn: only the last
-    assert latest_turns_start(messages, by_characters, 15) == 6  # not even the last turn fits
-    assert latest_turns_start(messages, by_characters, 1000) == 0
+    assert latest_turns_start(messages, tokens_by_characters, 45) == 2  # the last two turns: 40 tokens
+    assert latest_turns_start(messages, tokens_by_characters, 35) == 4  # 30 would cut a turn: only the last
+    assert latest_turns_start(messages, tokens_by_characters, 15) == 6  # not even the last turn fits
+    assert latest_turns_start(messages, tokens_by_characters, 1000) == 0

@@ -117,7 +117,9 @@ def prepare() -> tuple[RunAgent, LlmModel, Agent]:
         temperature=settings.temperature,
         max_tokens=settings.max_tokens,
     )
-    agent = Agent(client, model, system_prompt=settings.system_prompt, tools=tools, config=config)
+    # Every request of the run (each turn) is checked against the spending limits before it is sent.
+    budgeted = st.session_state["chat"].budget.wrap(client)
+    agent = Agent(budgeted, model, system_prompt=settings.system_prompt, tools=tools, config=config)
     st.session_state["agent"] = agent
 
     def run_agent(history: list[AgentMessage], prompt: UserMessage) -> Iterator[AgentEvent]:

@@ -12,6 +12,7 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.chat import agent as chat_agent
+from ui.chat import budget as chat_budget
 from ui.chat import history
 from ui.chat import settings as chat_settings
 from ui.chat import unsent as chat_unsent
@@ -217,6 +218,8 @@ def run(chat: ChatSession, prompt: UserMessage, show_in_url: Callable[[], None])
         st.session_state["yiem_notice"] = (
             f"{error} Your message is saved; press Regenerate after changing the settings."
         )
+        st.rerun()
+    if chat_budget.refused(chat, model, settings.max_tokens):  # before any request: the prompt goes back
         st.rerun()
     # The loop runs (and saves each message as it ends) in a worker thread. Streamlit raises a Stop
     # only inside an `st` call of this thread, so this thread must wake while a tool runs quietly.

@@ -9,6 +9,7 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.chat import agent as chat_agent
+from ui.chat import budget as chat_budget
 from ui.chat import context as chat_context
 from ui.chat import history, live
 from ui.chat import settings as chat_settings
@@ -74,6 +75,7 @@ history.draw_history(chat)
 
 if notice := st.session_state.pop("yiem_notice", None):
     st.error(notice)
+chat_budget.draw_warning()
 
 chat_context.draw(chat)  # the context gauge and the next send's cost, above the input
 takes_images = chat_agent.accepts_images()

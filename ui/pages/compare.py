@@ -42,7 +42,9 @@ if prompt:
         )
         if not follow_up:
             order = random.sample(specs, len(specs)) if blind else specs
-            comparison = Comparison(order, tools=st.session_state["tool_registry"].tools)
+            comparison = Comparison(
+                order, tools=st.session_state["tool_registry"].tools, budget=st.session_state["chat"].budget
+            )
             st.session_state[RUN] = comparison
         assert comparison is not None
         st.session_state[BLIND] = blind

@@ -11,6 +11,7 @@ from dataclasses import replace
 import streamlit as st
 
 from ui.bootstrap import owner, store_engine
+from ui.costs.budgets import draw_budgets
 from ui.costs.charts import draw_charts
 from ui.costs.empty import draw_empty_store
 from ui.costs.filters import choose_conversation, read_view
@@ -35,6 +36,7 @@ stored = costs.data_range(engine, costs.UsageFilter(owner=scope))
 if stored is None:
     draw_empty_store(engine, person.id)
     st.stop()
+draw_budgets(engine, person)  # the spending limits and their burn-down, whatever the filters below
 view = read_view(url, stored, now_ms=int(time.time() * 1000), owner=scope)
 usage_filter = replace(view.base, conversation_id=view.conversation)
 

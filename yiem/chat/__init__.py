@@ -39,7 +39,7 @@ from yiem.chat._settings import (
     starting_base_url,
 )
 from yiem.chat._setup import ChatSetup, apply_setup, conversation_setup, setup_of, stored_setup
-from yiem.chat._stopped_usage import by_characters, token_counter
+from yiem.chat._stopped_usage import token_counter
 from yiem.chat._timeline import MODEL_LANE, TimelineBar, reply_ranges, reply_timeline
 from yiem.chat._transcript import Transcript, TranscriptError, export_json, export_markdown, import_json
 
@@ -69,7 +69,6 @@ __all__ = [
     "TranscriptError",
     "apply_setup",
     "available_models",
-    "by_characters",
     "calls_tools",
     "check_image",
     "configured_secret",

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from yiem.chat._stopped_usage import message_text
+from yiem.budgets import message_text
 from yiem.types import (
     AgentMessage,
     AssistantMessage,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from yiem.budgets import BudgetCheck, BudgetGuard
 from yiem.chat._setup import ChatSetup
 from yiem.chat._stopped_usage import estimate_stopped_usage
 from yiem.chat._transcript import Transcript
@@ -55,6 +56,8 @@ class ChatSession:
         self.store = store
         self.conversation: Conversation | None = None
         self.messages: list[AgentMessage] = []
+        # The spending limits as they apply to this person; `budget.wrap` checks every request of a run.
+        self.budget = BudgetGuard(store.engine, store.owner)
 
     @property
     def conversation_id(self) -> str | None:
@@ -168,6 +171,19 @@ class ChatSession:
                 yield event
 
         return events()
+
+    def check_budget(self, model: LlmModel, max_tokens: int | None = None) -> BudgetCheck:
+        """The spending limits' answer for answering the last message with `model` (ok, warn or refuse)."""
+        system_prompt = self.conversation.system_prompt if self.conversation else ""
+        return self.budget.check_request(model, system_prompt, self.messages, max_tokens)
+
+    def withdraw_prompt(self) -> UserMessage:
+        """Take back the last prompt unanswered (a send the limits refused); an emptied new chat goes too."""
+        prompt = self.rewind_to(self.last_prompt_index())
+        if self.conversation is not None and not self.messages:
+            self.store.delete(self.conversation.id)
+            self.new()
+        return prompt
 
     def last_prompt_index(self) -> int:
         """Position of the last user message (`ChatSessionError` when there is none)."""

@@ -9,11 +9,19 @@ from time import perf_counter
 from typing import Literal
 
 from yiem.agent import Agent
+from yiem.budgets import BudgetGuard, request_cost
 from yiem.chat import ModelSettingsError, calls_tools, connect
 from yiem.compare._columns import ColumnFigures, ColumnSpec, CompareError, cheapest_and_fastest, check_columns
 from yiem.events import AgentEndEvent, AgentEvent, MessageUpdateEvent
 from yiem.llm import LlmClient
-from yiem.types import AgentTool, AssistantMessage, AssistantMessageToolCall, ImageContent, LlmModel
+from yiem.types import (
+    AgentTool,
+    AssistantMessage,
+    AssistantMessageToolCall,
+    ImageContent,
+    LlmModel,
+    UserMessage,
+)
 
 ColumnStatus = Literal["idle", "running", "done", "stopped", "error"]
 Connector = Callable[[ColumnSpec], tuple[LlmClient, LlmModel]]
@@ -48,8 +56,10 @@ class Comparison:
         specs: Sequence[ColumnSpec],
         tools: Mapping[str, AgentTool] | None = None,
         connector: Connector = connect_column,
+        budget: BudgetGuard | None = None,
     ) -> None:
         check_columns(specs)
+        self._budget = budget
         self.columns = [ColumnState(spec=spec) for spec in specs]
         self._tools = dict(tools or {})
         self._connector = connector
@@ -69,6 +79,8 @@ class Comparison:
         if not prompt.strip():
             raise CompareError("Type a prompt to send to the columns.")
         shown = list(images)
+        if self._budget is not None:
+            self._check_budget(UserMessage.from_text(prompt, shown))
         self._stopped.clear()
         self._threads = [
             threading.Thread(
@@ -122,8 +134,35 @@ class Comparison:
             if column.status == "running":
                 column.status = "done"
 
+    def _check_budget(self, prompt: UserMessage) -> None:
+        """Refuse the whole fan-out, before any request, when the columns together would cross a limit.
+
+        Each column's limits are checked against every column's estimate summed: the columns spend at once.
+        """
+        assert self._budget is not None
+        guard = self._budget
+        priced: list[tuple[str, float]] = []
+        for column in self.columns:
+            try:
+                column.agent = column.agent or self._new_agent(column.spec)
+            except (CompareError, ModelSettingsError):
+                continue  # the column's thread says what is wrong with it
+            agent = column.agent
+            model = agent.state.model
+            assert model is not None
+            sent = [*agent.state.messages, prompt]
+            cost = request_cost(model, agent.state.system_prompt, sent, agent.config.max_tokens)
+            priced.append((model.provider, cost or 0.0))
+        total = sum(cost for _provider, cost in priced)
+        for provider in dict.fromkeys(name for name, _cost in priced):
+            checked = guard.check(provider, total)
+            if not checked.allowed:
+                raise CompareError(checked.message.replace("this request", "this comparison"))
+
     def _new_agent(self, spec: ColumnSpec) -> Agent:
         llm, model = self._connector(spec)
+        if self._budget is not None:
+            llm = self._budget.wrap(llm)
         missing = [name for name in spec.tools if name not in self._tools]
         if missing:
             raise CompareError(

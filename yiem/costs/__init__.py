@@ -37,6 +37,7 @@ from yiem.costs._queries import (
     top_conversations,
     totals,
 )
+from yiem.costs._sql import counts_query
 
 __all__ = [
     "DAY_MS",
@@ -58,6 +59,7 @@ __all__ = [
     "choose_granularity",
     "conversation_titles",
     "counts",
+    "counts_query",
     "dashboard",
     "data_range",
     "estimated_requests",

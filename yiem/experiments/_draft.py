@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from yiem.budgets import BudgetGuard
 from yiem.experiments._dataset import Dataset
 from yiem.experiments._results import ExperimentResult
 from yiem.experiments._runner import Progress
@@ -65,6 +66,7 @@ class BackgroundRun:
         if spec is not None:
             store.create_run(spec, experiment_id)
         options: dict[str, Any] = {"progress": self._on_progress, "signal": self.signal, "tools": tools}
+        options["budget"] = BudgetGuard(store.engine, store.owner)  # the person's spending limits
         self._thread = threading.Thread(
             target=self._run, args=(store, variants, options), name="yiem-experiment", daemon=True
         )

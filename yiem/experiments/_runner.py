@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from time import perf_counter
 from typing import Literal, Protocol
 
+from yiem.budgets import BudgetCheck, BudgetGuard
 from yiem.experiments._dataset import Dataset, DatasetItem
 from yiem.experiments._item_run import run_item
 from yiem.experiments._outcome import ItemOutcome, OutcomeKey
@@ -118,16 +119,28 @@ class TaskExecutor(Protocol):
 
 
 class ThreadExecutor:
-    """A thread pool in this process; each variant is connected once and its tools picked once."""
+    """A thread pool in this process; each variant is connected once and its tools picked once.
 
-    def __init__(self, spec: RunSpec, tools: Mapping[str, AgentTool]) -> None:
+    With `budget`, each variant's client checks the spending limits before every request it sends.
+    """
+
+    def __init__(
+        self,
+        spec: RunSpec,
+        tools: Mapping[str, AgentTool],
+        budget: BudgetGuard | None = None,
+        on_refuse: Callable[[BudgetCheck, AbortSignal | None], None] | None = None,
+    ) -> None:
         providers = {variant.provider_key for variant in spec.variants}
         self._pool = ThreadPoolExecutor(
             max_workers=sum(spec.limit(provider) for provider in providers), thread_name_prefix="yiem-exp"
         )
-        self._ready = {
-            variant.name: (*variant.connect(), variant.select_tools(tools)) for variant in spec.variants
-        }
+        self._ready = {}
+        for variant in spec.variants:
+            llm, model = variant.connect()
+            if budget is not None:
+                llm = budget.wrap(llm, on_refuse)
+            self._ready[variant.name] = (llm, model, variant.select_tools(tools))
 
     def submit(
         self, variant: Variant, item: DatasetItem, repeat: int, spec: RunSpec, signal: AbortSignal
@@ -155,6 +168,7 @@ def run_experiment(
     spec: RunSpec | None = None,
     executor: Literal["threads", "ray"] | TaskExecutor | None = None,
     store: RunStore | None = None,
+    budget: BudgetGuard | None = None,
 ) -> ExperimentResult:
     """Run every item of `dataset` under every variant `repeats` times, score it, and return the results.
 
@@ -163,6 +177,8 @@ def run_experiment(
     also stops once `budget_usd` is spent. Pass `spec` (e.g. a stored run's) instead of the first
     arguments to resume it with `recorder`. With `store`, the run and every item's transcript are
     saved there (the Experiments page shows them). With `YIEM_RAY_ADDRESS` set, items run as Ray tasks.
+    With `budget` (threads only), a request the spending limits refuse is never sent and stops the run,
+    keeping the items finished; the run's stop reason says which limit.
     """
     if spec is None:
         if dataset is None:
@@ -181,7 +197,7 @@ def run_experiment(
     if store is not None and recorder is None:
         store.create_run(spec)
         recorder = store.recorder(spec.run_id)
-    return _Run(spec, recorder or MemoryRecorder(), progress, signal, tools or {}, executor).run()
+    return _Run(spec, recorder or MemoryRecorder(), progress, signal, tools or {}, executor, budget).run()
 
 
 class _Run:
@@ -193,8 +209,11 @@ class _Run:
         signal: AbortSignal | None,
         tools: Mapping[str, AgentTool],
         executor: Literal["threads", "ray"] | TaskExecutor | None,
+        budget: BudgetGuard | None = None,
     ) -> None:
         self.spec = spec
+        self.budget = budget
+        self.refusal: str | None = None  # the spending limit's words, once one refused a request
         self.recorder = recorder
         self.progress = progress
         self.tools = tools
@@ -212,13 +231,19 @@ class _Run:
         if choice is None:
             choice = "ray" if os.environ.get(RAY_ADDRESS_ENV) else "threads"
         if choice == "threads":
-            return ThreadExecutor(self.spec, self.tools)
+            return ThreadExecutor(self.spec, self.tools, self.budget, self._refused)
         if choice == "ray":
             from yiem.experiments._ray import RayExecutor
 
             return RayExecutor(self.spec)
         executor: TaskExecutor = choice
         return executor
+
+    def _refused(self, checked: BudgetCheck, _signal: AbortSignal | None) -> None:
+        # Called from a worker thread: the first refusal's words stay; the run stops as at its own budget.
+        if self.refusal is None:
+            self.refusal = checked.message
+        self.signal.abort(BUDGET_REASON)
 
     def _add(self, outcome: ItemOutcome) -> None:
         self.outcomes[outcome.key] = outcome
@@ -310,6 +335,8 @@ class _Run:
         if len(ordered) < len(tasks):
             reason = self.signal.reason
             status = "budget" if reason == BUDGET_REASON else "stopped"
+            if status == "budget" and self.refusal is not None:
+                reason = self.refusal
         return ExperimentResult(
             run_id=spec.run_id,
             experiment=spec.experiment,

@@ -1,5 +1,6 @@
 """The store: conversations, messages and usage rows on SQLite or PostgreSQL, with migrations."""
 
+from yiem.store._budget_tables import budget_reservations, budgets
 from yiem.store._compare_tables import compare_votes
 from yiem.store._conversations import Conversation, ConversationStore
 from yiem.store._demo_data import DAY_MS, DemoDataError, generate, seed_demo
@@ -39,6 +40,8 @@ __all__ = [
     "StoreCorruptError",
     "StoreError",
     "StoreUnavailableError",
+    "budget_reservations",
+    "budgets",
     "compare_votes",
     "conversations",
     "create_store_engine",

@@ -1,0 +1,37 @@
+"""Spending limits at a Chat send: a refusal puts the prompt back in the input, a warning shows above it."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.chat import unsent as chat_unsent
+from yiem.chat import ChatSession
+from yiem.types import ImageContent, LlmModel, TextContent
+
+WARNING_KEY = "yiem_budget_warning"
+
+
+def refused(chat: ChatSession, model: LlmModel, max_tokens: int | None) -> bool:
+    """Check the saved prompt's send against the limits; when refused, take it back into the input."""
+    checked = chat.check_budget(model, max_tokens)
+    if checked.verdict == "warn":
+        st.session_state[WARNING_KEY] = checked.message
+    if checked.allowed:
+        return False
+    prompt = chat.withdraw_prompt()
+    if chat.conversation is None:
+        st.query_params.pop("c", None)
+    again = " Attach the images again." if any(isinstance(b, ImageContent) for b in prompt.content) else ""
+    st.session_state[chat_unsent.NOTICE_KEY] = (
+        f"{checked.message} Your message is back in the box below.{again}"
+    )
+    st.session_state[chat_unsent.UNSENT_KEY] = "".join(
+        block.text for block in prompt.content if isinstance(block, TextContent)
+    )
+    return True
+
+
+def draw_warning() -> None:
+    """The last send's warning (a limit 80 % used, or a price unknown), once."""
+    if warning := st.session_state.pop(WARNING_KEY, None):
+        st.warning(warning, icon=":material/savings:")
