@@ -6,7 +6,7 @@ import streamlit as st
 
 from ui.chat import unsent as chat_unsent
 from yiem.chat import ChatSession
-from yiem.types import ImageContent, LlmModel, TextContent
+from yiem.types import ImageContent, LlmModel
 
 WARNING_KEY = "yiem_budget_warning"
 
@@ -25,9 +25,7 @@ def refused(chat: ChatSession, model: LlmModel, max_tokens: int | None) -> bool:
     st.session_state[chat_unsent.NOTICE_KEY] = (
         f"{checked.message} Your message is back in the box below.{again}"
     )
-    st.session_state[chat_unsent.UNSENT_KEY] = "".join(
-        block.text for block in prompt.content if isinstance(block, TextContent)
-    )
+    st.session_state[chat_unsent.UNSENT_KEY] = prompt.text
     return True
 
 
