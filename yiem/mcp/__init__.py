@@ -1,6 +1,19 @@
 """A synchronous MCP client (stdio and Streamable HTTP) and the mcp.json configuration."""
 
 from yiem.mcp._client_features import ElicitationHandler, SamplingHandler
+from yiem.mcp._oauth import (
+    GrantAuth,
+    McpOAuthError,
+    McpSignInRequiredError,
+    OAuthChallenge,
+    OAuthClient,
+    OAuthGrant,
+    PendingSignIn,
+    finish_sign_in,
+    refresh_grant,
+    revoke_grant,
+    start_sign_in,
+)
 from yiem.mcp._rpc import LogEntry
 from yiem.mcp.client import PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, McpClient
 from yiem.mcp.config import (
@@ -68,6 +81,7 @@ __all__ = [
     "ElicitationResult",
     "EmbeddedResourceBlock",
     "GetPromptResult",
+    "GrantAuth",
     "HttpServerConfig",
     "Icon",
     "ImageBlock",
@@ -79,6 +93,7 @@ __all__ = [
     "McpConnectionError",
     "McpError",
     "McpNotification",
+    "McpOAuthError",
     "McpProgress",
     "McpPrompt",
     "McpProtocolError",
@@ -86,9 +101,14 @@ __all__ = [
     "McpResourceTemplate",
     "McpServerConfig",
     "McpSessionExpiredError",
+    "McpSignInRequiredError",
     "McpTask",
     "McpTimeoutError",
     "McpTool",
+    "OAuthChallenge",
+    "OAuthClient",
+    "OAuthGrant",
+    "PendingSignIn",
     "PromptArgument",
     "PromptMessage",
     "ResourceContents",
@@ -103,10 +123,14 @@ __all__ = [
     "UnknownBlock",
     "connect_server",
     "entry_roots",
+    "finish_sign_in",
     "literal_entry",
     "load_mcp_config",
     "parse_mcp_config",
     "parse_server_entry",
+    "refresh_grant",
     "resolve_server",
+    "revoke_grant",
     "save_mcp_config",
+    "start_sign_in",
 ]

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from yiem.mcp._oauth import GrantAuth
 from yiem.mcp.client import McpClient
 from yiem.mcp.errors import McpConfigError
 from yiem.mcp.models import Root
@@ -249,9 +250,11 @@ def connect_server(
     environ: Mapping[str, str] | None = None,
     *,
     expand: bool = True,
+    auth: GrantAuth | None = None,
     **options: Any,
 ) -> McpClient:
-    """Expand `entry` and open a session with it; `options` go to `McpClient`.
+    """Expand `entry` and open a session with it; `options` go to `McpClient`, `auth` (an OAuth
+    sign-in's token) to an HTTP server.
 
     Roots are always declared (the entry's folders, none by default) so they can change later.
     `expand=False` for an entry typed in the browser: it is used exactly as typed, `${…}` included
@@ -262,7 +265,7 @@ def connect_server(
         return McpClient.stdio(resolved.command, resolved.args, resolved.env, resolved.cwd, **options)
     if resolved.type == "sse":
         return McpClient.sse(resolved.url, resolved.headers, **options)
-    return McpClient.http(resolved.url, resolved.headers, quote_bodies=expand, **options)
+    return McpClient.http(resolved.url, resolved.headers, quote_bodies=expand, auth=auth, **options)
 
 
 def _kept_type(entry: McpServerConfig) -> dict[str, str]:
