@@ -208,7 +208,11 @@ def draw_connection_panel() -> str | None:
         problem = st.session_state.get(_CONNECT_ERRORS, {}).get(chosen) or st.session_state.get(
             "mcp_errors", {}
         ).get(chosen)
-        if chosen in known and chosen not in clients() and sign_in.draw_sign_in(chosen, known[chosen]):
+        if (
+            chosen in known
+            and chosen not in clients()
+            and sign_in.draw_sign_in(chosen, known[chosen], typed=chosen in added)
+        ):
             pass  # the offer to sign in says what the server wants
         elif problem and chosen not in clients():
             st.error(f"Could not connect to **{chosen}**:\n\n```\n{problem}\n```", icon=":material/error:")

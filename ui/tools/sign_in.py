@@ -8,7 +8,16 @@ import streamlit as st
 
 from ui import bootstrap
 from yiem.explorer import GrantVault, PendingSignIns, SignInError
-from yiem.mcp import McpError, McpServerConfig, OAuthChallenge, revoke_grant
+from yiem.mcp import (
+    HttpServerConfig,
+    McpConfigError,
+    McpError,
+    McpServerConfig,
+    OAuthChallenge,
+    OAuthClient,
+    resolve_server,
+    revoke_grant,
+)
 
 _NEEDED = "tools-sign-in-needed"  # server name -> (its URL, what its 401 or 403 asked for)
 _STARTED = "tools-sign-in-started"  # server name -> the sign-in page's address
@@ -36,8 +45,9 @@ def clear(name: str) -> None:
     st.session_state.get(_STARTED, {}).pop(name, None)
 
 
-def draw_sign_in(name: str, entry: McpServerConfig) -> bool:
-    """The sign-in offer for a server that asked for one; False when it did not ask."""
+def draw_sign_in(name: str, entry: McpServerConfig, *, typed: bool) -> bool:
+    """The sign-in offer for a server that asked for one; False when it did not ask. A `typed` entry
+    (added in the browser) is taken literally, as for connecting."""
     needed = st.session_state.get(_NEEDED, {}).get(name)
     if needed is None:
         return False
@@ -56,7 +66,13 @@ def draw_sign_in(name: str, entry: McpServerConfig) -> bool:
             if st.button("Sign in", type="primary", icon=":material/login:", key=f"tools-sign-in-{name}"):
                 try:
                     request = pending_sign_ins().begin(
-                        bootstrap.owner().id, name, entry, url, challenge, _redirect_uri()
+                        bootstrap.owner().id,
+                        name,
+                        entry,
+                        url,
+                        challenge,
+                        _redirect_uri(),
+                        _client(entry, typed),
                     )
                 except McpError as error:
                     st.error(str(error))
@@ -104,6 +120,19 @@ def sign_out(name: str, url: str) -> None:
 
 def signed_in(url: str) -> bool:
     return vault().load(url) is not None
+
+
+def _client(entry: McpServerConfig, typed: bool) -> OAuthClient | None:
+    # A client registered beforehand; ${VAR} in its secret is expanded only in mcp.json.
+    if not isinstance(entry, HttpServerConfig) or not entry.oauth_client_id:
+        return None
+    secret = entry.oauth_client_secret
+    if secret and "${" in secret and not typed:
+        try:
+            secret = resolve_server("", entry).oauth_client_secret  # type: ignore[union-attr]
+        except McpConfigError:
+            secret = None
+    return OAuthClient(client_id=entry.oauth_client_id, client_secret=secret)
 
 
 def _redirect_uri() -> str:

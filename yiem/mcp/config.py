@@ -48,6 +48,10 @@ class HttpServerConfig(BaseModel):
     url: str
     headers: dict[str, str] = Field(default_factory=dict)
     roots: list[str] = Field(default_factory=list)
+    # A client registered beforehand at the server's authorization server, for servers whose
+    # authorization server does not register clients itself (OAuth sign-in).
+    oauth_client_id: str | None = None
+    oauth_client_secret: str | None = None
 
     @field_validator("url")
     @classmethod
@@ -209,7 +213,10 @@ def resolve_server(
         for key, value in headers.items():
             if _SECRET_HEADER.search(key):
                 add_secrets(*header_secrets(value))
-        return entry.model_copy(update={"url": url, "headers": headers})
+        secret = entry.oauth_client_secret
+        secret = expand_vars(secret, "oauth_client_secret", env, secret=True) if secret else None
+        add_secrets(secret)
+        return entry.model_copy(update={"url": url, "headers": headers, "oauth_client_secret": secret})
     except McpConfigError as exc:
         raise McpConfigError(f"server {name!r}: {exc}") from None
 
