@@ -29,9 +29,19 @@ from yiem.chat import (
     register_server_secrets,
     stored_setup,
 )
-from yiem.explorer import ServerQuestions
+from yiem.explorer import GrantVault, ServerQuestions
 from yiem.identity import Owner
-from yiem.mcp import McpClient, McpConfigError, McpError, connect_server, load_mcp_config
+from yiem.mcp import (
+    GrantAuth,
+    HttpServerConfig,
+    McpClient,
+    McpConfigError,
+    McpError,
+    McpServerConfig,
+    connect_server,
+    load_mcp_config,
+    resolve_server,
+)
 from yiem.redaction import install_log_redaction, redact
 from yiem.store import ConversationStore, StoreError, create_store_engine, database_url
 from yiem.tool_registry import ToolRegistry
@@ -130,10 +140,11 @@ def connect_mcp_servers(
         return registry, clients, {str(mcp_config_path()): redact(str(error))}
     for name, entry in config.servers.items():
         try:
+            auth = mcp_auth(name, entry)
             client = (
-                connect_server(name, entry, **questions.handlers(name))
+                connect_server(name, entry, auth=auth, **questions.handlers(name))
                 if questions is not None
-                else connect_server(name, entry)
+                else connect_server(name, entry, auth=auth)
             )
         except (McpConfigError, McpError, OSError) as error:
             errors[name] = redact(str(error))
@@ -146,6 +157,22 @@ def connect_mcp_servers(
             continue
         clients[name] = client
     return registry, clients, errors
+
+
+def grant_vault() -> GrantVault:
+    """This person's sign-ins to OAuth-protected MCP servers (sealed in the store)."""
+    return GrantVault(store_engine(database_url()), owner().id)
+
+
+def mcp_auth(name: str, entry: McpServerConfig, *, typed: bool = False) -> GrantAuth | None:
+    """The token of this person's sign-in to an HTTP server, if any (`typed`: its URL as typed)."""
+    if not isinstance(entry, HttpServerConfig):
+        return None
+    try:
+        resolved = entry if typed else resolve_server(name, entry)
+    except McpConfigError:
+        return None
+    return grant_vault().auth(resolved.url) if isinstance(resolved, HttpServerConfig) else None
 
 
 def owner() -> Owner:

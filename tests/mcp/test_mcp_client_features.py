@@ -259,3 +259,38 @@ def test_protocol_log_holds_both_directions_in_time_order(full_client: McpClient
     replies = [m for _, d, m in log if d == "received" and "logged" in str(m.get("result"))]
     requests = [m for _, d, m in log if d == "sent" and m.get("method") == "tools/call"]
     assert replies and requests and replies[0]["id"] == requests[-1]["id"]
+
+
+# Arguments for each of server-everything's 19 tools; nothing reaches past this machine (the
+# gzip tool is given its data inline rather than its default https URL).
+EVERY_TOOL_ARGUMENTS: dict[str, dict[str, Any]] = {
+    "echo": {"message": "hi"},
+    "get-annotated-message": {"messageType": "success", "includeImage": True},
+    "get-env": {},
+    "get-resource-links": {"count": 2},
+    "get-resource-reference": {"resourceType": "Text", "resourceId": 1},
+    "get-structured-content": {"location": "Chicago"},
+    "get-sum": {"a": 2, "b": 3},
+    "get-tiny-image": {},
+    "gzip-file-as-resource": {"name": "hello.txt.gz", "data": "data:text/plain;base64,aGVsbG8gd29ybGQ="},
+    "toggle-simulated-logging": {},
+    "toggle-subscriber-updates": {},
+    "trigger-long-running-operation": {"duration": 1, "steps": 1},
+    "get-roots-list": {},
+    "trigger-elicitation-request": {},
+    "trigger-url-elicitation": {"url": "https://example.invalid/consent"},
+    "trigger-sampling-request": {"prompt": "Capital of France?", "maxTokens": 20},
+    "simulate-research-query": {"topic": "tides"},
+    "trigger-sampling-request-async": {"prompt": "Capital of France?", "maxTokens": 20},
+    "trigger-elicitation-request-async": {},
+}
+
+
+def test_every_one_of_the_19_tools_answers(full_client: McpClient, person: Person) -> None:
+    listed = {tool.name for tool in full_client.list_tools()}
+    assert listed == set(EVERY_TOOL_ARGUMENTS)
+    for name, arguments in EVERY_TOOL_ARGUMENTS.items():
+        result = full_client.call_tool(name, arguments, timeout=60)
+        assert not result.is_error, (name, result)
+        assert result.content or result.structured_content is not None, name
+    assert person.asked and person.sampled  # the questions reached the person and the model

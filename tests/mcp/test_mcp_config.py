@@ -197,3 +197,27 @@ def test_an_escaped_variable_stays_literal_and_a_typed_entry_saves_escaped(tmp_p
         "t", load_mcp_config(path).servers["t"], {"TOKEN": "x", "B": "y", "C": "z"}
     )
     assert resolved.url == "http://x/${TOKEN}" and resolved.headers == {"A": "$${B} ${C}"}
+
+
+def test_a_client_registered_beforehand_for_sign_in_keeps_its_secret_in_the_environment() -> None:
+    from yiem.redaction import redact
+
+    config = parse_mcp_config(
+        {
+            "mcpServers": {
+                "hosted": {
+                    "url": "https://mcp.example/mcp",
+                    "oauth_client_id": "yiem-team",
+                    "oauth_client_secret": "${HOSTED_CLIENT_SECRET}",
+                }
+            }
+        }
+    )
+    entry = config.servers["hosted"]
+    resolved = resolve_server("hosted", entry, {"HOSTED_CLIENT_SECRET": "client-secret-0123456789"})
+    assert isinstance(resolved, HttpServerConfig)
+    assert (resolved.oauth_client_id, resolved.oauth_client_secret) == (
+        "yiem-team",
+        "client-secret-0123456789",
+    )
+    assert "client-secret-0123456789" not in redact("it said client-secret-0123456789")

@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from ui import bootstrap
+from ui.tools import sign_in
 from ui.tools.questions import server_questions
 from yiem.chat import safe_markdown
 from yiem.explorer import (
@@ -27,11 +28,13 @@ from yiem.explorer import (
     stdio_policy,
 )
 from yiem.mcp import (
+    GrantAuth,
     McpClient,
     McpConfig,
     McpConfigError,
     McpError,
     McpServerConfig,
+    McpSignInRequiredError,
     McpTool,
     connect_server,
     entry_roots,
@@ -90,7 +93,12 @@ def connect(name: str, entry: McpServerConfig, *, typed: bool = False) -> bool:
     A `typed` entry (added in the browser) is used literally: `${…}` is expanded only in mcp.json."""
     errors: dict[str, str] = st.session_state.setdefault(_CONNECT_ERRORS, {})
     try:
-        client = connect_server(name, entry, expand=not typed, **server_questions().handlers(name))
+        auth = bootstrap.mcp_auth(name, entry, typed=typed)
+        client = connect_server(name, entry, expand=not typed, auth=auth, **server_questions().handlers(name))
+    except McpSignInRequiredError as error:
+        sign_in.needs_sign_in(name, error.server_url, error.challenge)
+        errors[name] = describe_error(error)
+        return False
     except (McpError, McpConfigError, OSError) as error:
         errors[name] = describe_error(error)
         return False
@@ -101,6 +109,7 @@ def connect(name: str, entry: McpServerConfig, *, typed: bool = False) -> bool:
         errors[name] = describe_error(error)
         return False
     errors.pop(name, None)
+    sign_in.clear(name)
     st.session_state.get("mcp_errors", {}).pop(name, None)
     clients()[name] = client
     watch(name, client)
@@ -159,6 +168,14 @@ def draw_connection_panel() -> str | None:
     added: dict[str, McpServerConfig] = st.session_state.setdefault(_ADDED, {})
     if config_error:
         st.error(f"mcp.json could not be read: {config_error}")
+    sign_in.finish_from_url()
+    if returned := st.session_state.pop(sign_in.RETURNED, None):
+        # Back from a server's sign-in page, in a new browser session: connect it now.
+        name, entry = returned
+        if name not in config.servers:
+            added[name] = entry
+        connect(name, entry, typed=name in added)
+        st.session_state[_CHOOSE_NEXT] = name
     known = {**config.servers, **added}
     names = list(dict.fromkeys([*known, *clients()]))
     policy = current_policy(config)
@@ -192,7 +209,13 @@ def draw_connection_panel() -> str | None:
         problem = st.session_state.get(_CONNECT_ERRORS, {}).get(chosen) or st.session_state.get(
             "mcp_errors", {}
         ).get(chosen)
-        if problem and chosen not in clients():
+        if (
+            chosen in known
+            and chosen not in clients()
+            and sign_in.draw_sign_in(chosen, known[chosen], typed=chosen in added)
+        ):
+            pass  # the offer to sign in says what the server wants
+        elif problem and chosen not in clients():
             st.error(f"Could not connect to **{chosen}**:\n\n```\n{problem}\n```", icon=":material/error:")
 
     if problem := st.session_state.pop(_SAVE_PROBLEM, None):
@@ -369,6 +392,13 @@ def _draw_details(name: str, client: McpClient) -> None:
                     pings[name] = f"no answer: {describe_error(error)}"
             if name in pings:
                 st.caption(f"Ping {pings[name]}")
+            auth = getattr(client.transport, "auth", None)
+            if isinstance(auth, GrantAuth) and st.button(
+                "Sign out of this server", icon=":material/logout:", key="tools-sign-out"
+            ):
+                sign_in.sign_out(name, auth.grant.server_url)
+                disconnect(name)
+                st.rerun()
         if client.instructions:
             with st.expander("Instructions from the server", icon=":material/info:"):
                 st.markdown(safe_markdown(client.instructions))

@@ -52,6 +52,14 @@ from yiem.explorer._server_questions import (
     sampling_messages,
     sampling_result,
 )
+from yiem.explorer._sign_ins import (
+    KEY_NAME,
+    CompletedSignIn,
+    GrantVault,
+    PendingSignIns,
+    SignInError,
+    sealing_key,
+)
 from yiem.explorer._templates import (
     expand_template,
     icon_src,
@@ -64,20 +72,25 @@ from yiem.json_schema import UnusableSchemaError  # what ToolForm raises, shared
 
 __all__ = [
     "EXAMPLE_SERVER_VARIABLE",
+    "KEY_NAME",
     "LOG_LEVELS",
     "CallRecord",
     "CallStatus",
+    "CompletedSignIn",
     "ExampleServer",
     "FieldKind",
     "FieldValueError",
     "FormField",
     "FormState",
     "FormValueError",
+    "GrantVault",
+    "PendingSignIns",
     "RawJsonError",
     "ServerEvents",
     "ServerFormError",
     "ServerQuestion",
     "ServerQuestions",
+    "SignInError",
     "StdioPolicy",
     "ToolCallRun",
     "ToolForm",
@@ -111,6 +124,7 @@ __all__ = [
     "sample_reply",
     "sampling_messages",
     "sampling_result",
+    "sealing_key",
     "stdio_entry",
     "stdio_policy",
     "template_ref",

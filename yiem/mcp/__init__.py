@@ -1,6 +1,19 @@
 """A synchronous MCP client (stdio and Streamable HTTP) and the mcp.json configuration."""
 
 from yiem.mcp._client_features import ElicitationHandler, SamplingHandler
+from yiem.mcp._oauth import (
+    GrantAuth,
+    McpOAuthError,
+    McpSignInRequiredError,
+    OAuthChallenge,
+    OAuthClient,
+    OAuthGrant,
+    PendingSignIn,
+    finish_sign_in,
+    refresh_grant,
+    revoke_grant,
+    start_sign_in,
+)
 from yiem.mcp._rpc import LogEntry
 from yiem.mcp.client import PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, McpClient
 from yiem.mcp.config import (
@@ -69,6 +82,7 @@ __all__ = [
     "ElicitationResult",
     "EmbeddedResourceBlock",
     "GetPromptResult",
+    "GrantAuth",
     "HttpServerConfig",
     "Icon",
     "ImageBlock",
@@ -80,6 +94,7 @@ __all__ = [
     "McpConnectionError",
     "McpError",
     "McpNotification",
+    "McpOAuthError",
     "McpProgress",
     "McpPrompt",
     "McpProtocolError",
@@ -88,9 +103,14 @@ __all__ = [
     "McpServerConfig",
     "McpServerUrlError",
     "McpSessionExpiredError",
+    "McpSignInRequiredError",
     "McpTask",
     "McpTimeoutError",
     "McpTool",
+    "OAuthChallenge",
+    "OAuthClient",
+    "OAuthGrant",
+    "PendingSignIn",
     "PromptArgument",
     "PromptMessage",
     "ResourceContents",
@@ -105,10 +125,14 @@ __all__ = [
     "UnknownBlock",
     "connect_server",
     "entry_roots",
+    "finish_sign_in",
     "literal_entry",
     "load_mcp_config",
     "parse_mcp_config",
     "parse_server_entry",
+    "refresh_grant",
     "resolve_server",
+    "revoke_grant",
     "save_mcp_config",
+    "start_sign_in",
 ]

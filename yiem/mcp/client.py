@@ -10,6 +10,7 @@ from types import TracebackType
 from typing import Any
 
 from yiem.mcp._client_features import ClientFeatures, ElicitationHandler, SamplingHandler
+from yiem.mcp._oauth import GrantAuth
 from yiem.mcp._rpc import (
     EventSink,
     LogEntry,
@@ -134,6 +135,7 @@ class McpClient:
         *,
         sse_fallback: bool = True,
         quote_bodies: bool = True,
+        auth: GrantAuth | None = None,
         **options: Any,
     ) -> McpClient:
         """Initialise a session with the Streamable HTTP server at `url` (`quote_bodies=False` for a URL
@@ -141,9 +143,11 @@ class McpClient:
 
         A server that refuses it (HTTP 400, 404 or 405 to `initialize`) is tried with the legacy
         HTTP+SSE transport at the same URL, as the specification's backwards compatibility says.
+        `auth` sends an OAuth sign-in's token; a server that wants one raises `McpSignInRequiredError`.
         """
         try:
-            return cls(HttpTransport(url, headers, quote_bodies=quote_bodies), **options).connect()
+            transport = HttpTransport(url, headers, quote_bodies=quote_bodies, auth=auth)
+            return cls(transport, **options).connect()
         except McpConnectionError as exc:
             status = exc.data.get("status") if isinstance(exc.data, dict) else None
             if not sse_fallback or status not in (400, 404, 405):

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from yiem.mcp._oauth import GrantAuth
 from yiem.mcp.client import McpClient
 from yiem.mcp.errors import McpConfigError
 from yiem.mcp.models import Root
@@ -51,6 +52,10 @@ class HttpServerConfig(BaseModel):
     url: str
     headers: dict[str, str] = Field(default_factory=dict)
     roots: list[str] = Field(default_factory=list)
+    # A client registered beforehand at the server's authorization server, for servers whose
+    # authorization server does not register clients itself (OAuth sign-in).
+    oauth_client_id: str | None = None
+    oauth_client_secret: str | None = None
 
     @field_validator("url")
     @classmethod
@@ -212,7 +217,10 @@ def resolve_server(
         for key, value in headers.items():
             if _SECRET_HEADER.search(key):
                 add_secrets(*header_secrets(value))
-        return entry.model_copy(update={"url": url, "headers": headers})
+        secret = entry.oauth_client_secret
+        secret = expand_vars(secret, "oauth_client_secret", env, secret=True) if secret else None
+        add_secrets(secret)
+        return entry.model_copy(update={"url": url, "headers": headers, "oauth_client_secret": secret})
     except McpConfigError as exc:
         raise McpConfigError(f"server {name!r}: {exc}") from None
 
@@ -253,9 +261,11 @@ def connect_server(
     environ: Mapping[str, str] | None = None,
     *,
     expand: bool = True,
+    auth: GrantAuth | None = None,
     **options: Any,
 ) -> McpClient:
-    """Expand `entry` and open a session with it; `options` go to `McpClient`.
+    """Expand `entry` and open a session with it; `options` go to `McpClient`, `auth` (an OAuth
+    sign-in's token) to an HTTP server.
 
     Roots are always declared (the entry's folders, none by default) so they can change later.
     `expand=False` for an entry typed in the browser: it is used exactly as typed, `${…}` included
@@ -266,7 +276,7 @@ def connect_server(
         return McpClient.stdio(resolved.command, resolved.args, resolved.env, resolved.cwd, **options)
     if resolved.type == "sse":
         return McpClient.sse(resolved.url, resolved.headers, **options)
-    return McpClient.http(resolved.url, resolved.headers, quote_bodies=expand, **options)
+    return McpClient.http(resolved.url, resolved.headers, quote_bodies=expand, auth=auth, **options)
 
 
 def _kept_type(entry: McpServerConfig) -> dict[str, str]:

@@ -16,6 +16,7 @@ import httpx
 
 from yiem._sse import sse_events
 from yiem.limits import ResponseLimits, ResponseTooLargeError, capped, read_capped, text_lines
+from yiem.mcp._oauth import GrantAuth, McpSignInRequiredError, parse_challenge
 from yiem.mcp.errors import McpConnectionError, McpError, McpSessionExpiredError
 from yiem.mcp.transport import Message, OnFailure, OnMessage, encode_message
 
@@ -42,8 +43,11 @@ class HttpTransport:
         listen: bool = True,
         limits: ResponseLimits | None = None,
         quote_bodies: bool = True,
+        auth: GrantAuth | None = None,
     ) -> None:
         self.url = url
+        # An OAuth sign-in's bearer token, refreshed before it expires (None: headers as configured).
+        self.auth = auth
         # False for a URL typed in a browser: an answer that is not MCP is never quoted back, so the
         # app cannot be used to read pages of servers that only it can reach.
         self.quote_bodies = quote_bodies
@@ -119,7 +123,7 @@ class HttpTransport:
         if self.session_id:
             try:
                 self._http.delete(self.url, headers=self._headers(), timeout=5.0)
-            except httpx.HTTPError as exc:
+            except (httpx.HTTPError, McpError) as exc:
                 logger.info("ending the MCP session at %s failed: %s", self.url, exc)
         with self._lock:
             streams, self._streams = list(self._streams.values()), {}
@@ -132,6 +136,8 @@ class HttpTransport:
 
     def _headers(self, accept: str = ACCEPT) -> dict[str, str]:
         headers = {"Accept": accept, "Content-Type": "application/json", **self.headers}
+        if self.auth is not None:
+            headers["Authorization"] = self.auth.header()
         if self.session_id:
             headers["Mcp-Session-Id"] = self.session_id
         if self.protocol_version:
@@ -256,6 +262,9 @@ class HttpTransport:
         if error is not None:
             code, error_message, data = error
             return McpError(code, f"MCP server {self.url} answered HTTP {status}: {error_message}", data)
+        challenge = parse_challenge(response.headers.get("www-authenticate"))
+        if challenge is not None and (status == 401 or challenge.error == "insufficient_scope"):
+            return McpSignInRequiredError(self.url, challenge)
         hint = " (check the URL and its path, usually /mcp)" if status in (404, 405) else ""
         if status in (401, 403):
             hint = " (check the token or headers in the server's configuration)"

@@ -24,6 +24,7 @@ from yiem.store._schema import (
     usage_conversation_hourly,
     usage_hourly,
 )
+from yiem.store._sign_in_tables import mcp_sign_ins
 from yiem.store._usage_rows import usage_row
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "experiment_runs",
     "experiments",
     "generate",
+    "mcp_sign_ins",
     "messages",
     "seed_demo",
     "usage",

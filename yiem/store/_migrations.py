@@ -152,6 +152,12 @@ def _migrate_11_to_12(conn: Connection) -> None:
     del conn
 
 
+def _migrate_12_to_13(conn: Connection) -> None:
+    # Version 13 adds mcp_sign_ins (sealed OAuth grants for MCP servers); create_all after the steps
+    # makes the table, so this step only has to exist to be counted.
+    del conn
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
@@ -164,6 +170,7 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     9: _migrate_9_to_10,
     10: _migrate_10_to_11,
     11: _migrate_11_to_12,
+    12: _migrate_12_to_13,
 }
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 

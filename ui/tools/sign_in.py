@@ -1,0 +1,141 @@
+"""Signing in to an OAuth-protected MCP server from the Tools page, and the way back from its page."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import streamlit as st
+
+from ui import bootstrap
+from yiem.explorer import GrantVault, PendingSignIns, SignInError
+from yiem.mcp import (
+    HttpServerConfig,
+    McpConfigError,
+    McpError,
+    McpServerConfig,
+    OAuthChallenge,
+    OAuthClient,
+    resolve_server,
+    revoke_grant,
+)
+
+_NEEDED = "tools-sign-in-needed"  # server name -> (its URL, what its 401 or 403 asked for)
+_STARTED = "tools-sign-in-started"  # server name -> the sign-in page's address
+RETURNED = "tools-signed-in"  # a server signed in to on the way back: connect it on this run
+
+
+@st.cache_resource(show_spinner=False)
+def pending_sign_ins() -> PendingSignIns:
+    """The sign-ins under way in this server process (the way back opens a new browser session)."""
+    return PendingSignIns()
+
+
+def vault() -> GrantVault:
+    return bootstrap.grant_vault()
+
+
+def needs_sign_in(name: str, url: str, challenge: OAuthChallenge) -> None:
+    """Remember that `name` asked for a sign-in, so its panel offers one."""
+    st.session_state.setdefault(_NEEDED, {})[name] = (url, challenge)
+    st.session_state.get(_STARTED, {}).pop(name, None)
+
+
+def clear(name: str) -> None:
+    st.session_state.get(_NEEDED, {}).pop(name, None)
+    st.session_state.get(_STARTED, {}).pop(name, None)
+
+
+def draw_sign_in(name: str, entry: McpServerConfig, *, typed: bool) -> bool:
+    """The sign-in offer for a server that asked for one; False when it did not ask. A `typed` entry
+    (added in the browser) is taken literally, as for connecting."""
+    needed = st.session_state.get(_NEEDED, {}).get(name)
+    if needed is None:
+        return False
+    url, challenge = needed
+    more = challenge.error == "insufficient_scope"
+    with st.container(border=True):
+        st.markdown(
+            f":material/lock: **{name}** {'asks for more access' if more else 'needs you to sign in'}."
+        )
+        started: dict[str, str] = st.session_state.setdefault(_STARTED, {})
+        if name not in started:
+            st.caption(
+                "You sign in on the server's own page, in a new tab; yiem keeps the tokens for you "
+                "(encrypted), never shows them, and you can sign out here."
+            )
+            if st.button("Sign in", type="primary", icon=":material/login:", key=f"tools-sign-in-{name}"):
+                try:
+                    request = pending_sign_ins().begin(
+                        bootstrap.owner().id,
+                        name,
+                        entry,
+                        url,
+                        challenge,
+                        _redirect_uri(),
+                        _client(entry, typed),
+                    )
+                except McpError as error:
+                    st.error(str(error))
+                    return True
+                started[name] = request.authorization_url
+                st.session_state[f"tools-sign-in-scope-{name}"] = request.scope
+                st.rerun()
+        else:
+            scope = st.session_state.get(f"tools-sign-in-scope-{name}", "")
+            st.markdown(f"It asks for: {', '.join(f'`{s}`' for s in scope.split()) or 'no named scope'}.")
+            st.link_button("Open the sign-in page", started[name], icon=":material/open_in_new:")
+            st.caption("After signing in you come back to this page, in that tab, connected.")
+    return True
+
+
+def finish_from_url() -> None:
+    """On the way back from a sign-in page (`?code=…&state=…`): keep the grant, connect on this run."""
+    params = {
+        key: st.query_params[key]
+        for key in ("code", "state", "iss", "error", "error_description")
+        if key in st.query_params
+    }
+    if "state" not in params:
+        return
+    for key in params:
+        del st.query_params[key]
+    try:
+        done = pending_sign_ins().complete(bootstrap.owner().id, params)
+    except (SignInError, McpError) as error:
+        st.error(f"Signing in did not work: {error}")
+        return
+    vault().save(done.grant)
+    clear(done.name)
+    st.session_state[RETURNED] = (done.name, done.entry)
+
+
+def sign_out(name: str, url: str) -> None:
+    """Forget this person's tokens for the server and ask its authorization server to revoke them."""
+    grant = vault().load(url)
+    if grant is not None:
+        revoke_grant(grant)
+        vault().forget(url)
+    clear(name)
+
+
+def signed_in(url: str) -> bool:
+    return vault().load(url) is not None
+
+
+def _client(entry: McpServerConfig, typed: bool) -> OAuthClient | None:
+    # A client registered beforehand; ${VAR} in its secret is expanded only in mcp.json.
+    if not isinstance(entry, HttpServerConfig) or not entry.oauth_client_id:
+        return None
+    secret = entry.oauth_client_secret
+    if secret and "${" in secret and not typed:
+        try:
+            secret = resolve_server("", entry).oauth_client_secret  # type: ignore[union-attr]
+        except McpConfigError:
+            secret = None
+    return OAuthClient(client_id=entry.oauth_client_id, client_secret=secret)
+
+
+def _redirect_uri() -> str:
+    # The way back is this app's own Tools page, as the person's browser reaches it.
+    here = urlsplit(st.context.url or "http://127.0.0.1:8501/tools")
+    return f"{here.scheme}://{here.netloc}/tools"
