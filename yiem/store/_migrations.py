@@ -146,6 +146,49 @@ def _migrate_10_to_11(conn: Connection) -> None:
         install_rollup(conn, rollup)
 
 
+_ADDED_IN_12 = [
+    ("messages", "parent_id", "INTEGER"),
+    ("conversations", "current_leaf_id", "INTEGER"),
+    ("conversations", "forked_from", "VARCHAR(36)"),
+    ("conversations", "forked_from_message", "INTEGER"),
+]
+
+
+def _migrate_11_to_12(conn: Connection) -> None:
+    # Version 12 makes messages a tree (regenerate and edit keep the old branch) and records forks.
+    # The messages stored before it become one chain in position order, ending at the last one.
+    for table_name, column_name, kind in _ADDED_IN_12:
+        if column_name not in {c["name"] for c in inspect(conn).get_columns(table_name)}:
+            conn.execute(text(f"ALTER TABLE {table_name} ADD COLUMN {column_name} {kind}"))
+    chain_flat_messages(conn)
+
+
+def chain_flat_messages(conn: Connection, conversation_id: str | None = None) -> None:
+    """Link messages written without a parent into a chain in position order (all, or one conversation's).
+
+    Only conversations with no chosen path yet: those were written flat (before version 12, or by a
+    writer that stores a whole transcript at once)."""
+    only = "" if conversation_id is None else " AND c.id = :conversation_id"
+    params = {} if conversation_id is None else {"conversation_id": conversation_id}
+    flat = f"SELECT c.id FROM conversations c WHERE c.current_leaf_id IS NULL{only}"
+    conn.execute(
+        text(
+            "UPDATE messages SET parent_id = (SELECT p.id FROM messages p "
+            "WHERE p.conversation_id = messages.conversation_id AND p.position < messages.position "
+            f"ORDER BY p.position DESC LIMIT 1) WHERE conversation_id IN ({flat})"
+        ),
+        params,
+    )
+    conn.execute(
+        text(
+            "UPDATE conversations SET current_leaf_id = (SELECT m.id FROM messages m "
+            "WHERE m.conversation_id = conversations.id ORDER BY m.position DESC LIMIT 1) "
+            f"WHERE id IN ({flat})"
+        ),
+        params,
+    )
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
@@ -157,6 +200,7 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     8: _migrate_8_to_9,
     9: _migrate_9_to_10,
     10: _migrate_10_to_11,
+    11: _migrate_11_to_12,
 }
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 
