@@ -128,7 +128,10 @@ def test_fork_copies_the_path_up_to_a_message_and_names_its_origin(store: Conver
     assert _texts(store.load_messages(fork.id)) == ["hi", "first answer"]
     assert _texts(store.load_messages(cid)) == ["hi", "first answer", "more?", "more"]  # origin unchanged
     with store.engine.connect() as conn:  # the copy spent nothing: no usage row is added
-        assert conn.execute(select(usage.c.conversation_id).where(usage.c.conversation_id == fork.id)).all() == []
+        assert (
+            conn.execute(select(usage.c.conversation_id).where(usage.c.conversation_id == fork.id)).all()
+            == []
+        )
     with pytest.raises(StoreError, match="no longer on this conversation's path"):
         store.fork(cid, 10_000_000)
 

@@ -134,9 +134,11 @@ def draw_history(chat: ChatSession) -> None:
         if isinstance(message, UserMessage):
             with st.chat_message("user"):
                 draw_blocks(message.content)
+                _alternatives(chat, index)
                 _edit_control(chat, index, message)
         elif isinstance(message, AssistantMessage | AssistantMessageToolCall):
             with st.chat_message("assistant"):
+                _alternatives(chat, index)
                 draw_blocks(message.content)
                 if isinstance(message, AssistantMessageToolCall):
                     for call in message.tool_calls:
@@ -146,16 +148,77 @@ def draw_history(chat: ChatSession) -> None:
                 if index in replies:
                     first, end = replies[index]
                     draw_timeline(chat.messages[first:end], key=f"timeline-{chat.conversation_id}-{index}")
+                    st.button(
+                        "New chat from here",
+                        icon=":material/fork_right:",
+                        key=f"fork-{chat.conversation_id}-{index}",
+                        type="tertiary",
+                        help="Copies the conversation up to this reply into a new chat; this one stays.",
+                        on_click=_fork,
+                        args=(chat, index),
+                    )
         elif message.tool_call_id not in asked:
             with st.chat_message("assistant", avatar=":material/build:"):
                 draw_tool_result(message)
     if (
         last_prompt >= 0
         and not st.session_state.get("yiem_pending")
-        and st.button("Regenerate the last reply", icon=":material/refresh:", key="regenerate")
+        and st.button(
+            "Regenerate the last reply",
+            icon=":material/refresh:",
+            key="regenerate",
+            help="Adds another answer beside this one (both are kept), from the model and settings "
+            "now chosen in the sidebar's Settings: change them first to regenerate with another.",
+        )
     ):
         _queue_resend(chat, last_prompt, None)
         st.rerun()
+
+
+def _alternatives(chat: ChatSession, index: int) -> None:
+    # Only a message with siblings gets controls, so a conversation without branches draws no more.
+    siblings = chat.siblings[index] if index < len(chat.siblings) else ()
+    if len(siblings) < 2:
+        return
+    at = siblings.index(chat.message_ids[index])
+    where = f"{chat.conversation_id}-{index}"
+    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+        st.button(
+            "Previous alternative",
+            icon=":material/chevron_left:",
+            key=f"alt-prev-{where}",
+            type="tertiary",
+            disabled=at == 0,
+            on_click=_switch,
+            args=(chat, siblings[at - 1]),
+        )
+        st.caption(f"{at + 1} / {len(siblings)}")
+        st.button(
+            "Next alternative",
+            icon=":material/chevron_right:",
+            key=f"alt-next-{where}",
+            type="tertiary",
+            disabled=at == len(siblings) - 1,
+            on_click=_switch,
+            args=(chat, siblings[min(at + 1, len(siblings) - 1)]),
+        )
+
+
+def _switch(chat: ChatSession, message_id: int) -> None:
+    try:
+        chat.switch_to(message_id)
+    except StoreError as error:
+        st.session_state["yiem_notice"] = str(error)
+
+
+def _fork(chat: ChatSession, index: int) -> None:
+    # The page's URL follows the open conversation on the rerun after this callback.
+    try:
+        fork = chat.fork(index)
+    except (ChatSessionError, StoreError) as error:
+        st.session_state["yiem_notice"] = str(error)
+        return
+    st.query_params["c"] = fork.id
 
 
 def _edit_control(chat: ChatSession, index: int, message: UserMessage) -> None:
@@ -176,7 +239,11 @@ def _edit_control(chat: ChatSession, index: int, message: UserMessage) -> None:
     text = message.text
     new_text = st.text_area("Your message", value=text, key=f"edit-text-{where}")
     with st.container(horizontal=True):
-        send = st.button("Send from here", key=f"edit-send-{where}", help="Later messages are replaced.")
+        send = st.button(
+            "Send from here",
+            key=f"edit-send-{where}",
+            help="Sent as another version of this message; the first one and its replies are kept.",
+        )
         st.button("Cancel", key=f"edit-cancel-{where}", on_click=st.session_state.pop, args=(EDIT_KEY, None))
     if send:
         st.session_state.pop(EDIT_KEY, None)
@@ -186,7 +253,7 @@ def _edit_control(chat: ChatSession, index: int, message: UserMessage) -> None:
 
 def _queue_resend(chat: ChatSession, index: int, new_text: str | None) -> None:
     try:
-        prompt = chat.rewind_to(index)
+        prompt = chat.regenerate(index) if new_text is None else chat.rewind_to(index)
     except (ChatSessionError, StoreError) as error:
         st.session_state["yiem_notice"] = str(error)
         return

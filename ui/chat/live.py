@@ -195,8 +195,9 @@ def _redraw_when_interrupted(outcome: dict[str, bool]) -> None:
 
 def run(chat: ChatSession, prompt: UserMessage, show_in_url: Callable[[], None]) -> None:
     """Run the agent on `prompt` in this conversation, drawing it as it goes; reruns the page after."""
-    with st.chat_message("user"):
-        history.draw_blocks(prompt.content)
+    if not chat.is_resend(prompt):  # a regenerated prompt is drawn in the history already
+        with st.chat_message("user"):
+            history.draw_blocks(prompt.content)
     settings = bootstrap.settings()
     # Saved before anything can fail, and named in the URL, so the prompt survives a Stop or a crash.
     try:
