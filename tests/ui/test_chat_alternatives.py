@@ -90,3 +90,20 @@ def test_new_chat_from_here_opens_a_copy_of_the_path(db_url: str) -> None:
     assert (store.get(fork).forked_from, store.get(fork).title) == (origin, "start (fork)")
     assert len(store.load_messages(origin)) == 4  # the origin is untouched
     assert any(b.key == f"open-{fork}" for b in at.sidebar.button)  # listed in the sidebar
+
+
+def test_regenerate_with_another_model_keeps_both_answers_and_the_choice(db_url: str) -> None:
+    at = _app(ScriptedLlm(["from the first model", "from the second model"]))
+    assert not [p for p in at.main.get("popover")]  # the embedded model alone: nothing to pick
+    at.sidebar.selectbox(key="set-provider").set_value("openai").run()
+    at.sidebar.selectbox(key="set-model-openai").set_value("gpt-4o").run()
+    at.chat_input[0].set_value("question").run()
+    at.selectbox(key="regen-model").set_value("gpt-4o-mini").run()
+    at.button(key="regen-with").click().run()
+    assert not at.exception, at.exception
+    assert (_texts(at, "assistant"), _counters(at)) == (["from the second model"], ["2 / 2"])
+    assert at.session_state["settings"].model_id == "gpt-4o-mini"
+    assert at.sidebar.selectbox(key="set-model-openai").value == "gpt-4o-mini"  # Settings agrees
+    store = ConversationStore(create_store_engine(db_url))
+    setup = store.get(at.query_params["c"]).setup
+    assert setup is not None and setup["model_id"] == "gpt-4o-mini"  # the conversation goes on with it

@@ -7,6 +7,8 @@ from typing import Any
 
 import streamlit as st
 
+from ui import bootstrap
+from ui.chat import settings as chat_settings
 from ui.chat.timeline import draw_timeline
 from yiem.chat import (
     ChatSession,
@@ -160,19 +162,43 @@ def draw_history(chat: ChatSession) -> None:
         elif message.tool_call_id not in asked:
             with st.chat_message("assistant", avatar=":material/build:"):
                 draw_tool_result(message)
-    if (
-        last_prompt >= 0
-        and not st.session_state.get("yiem_pending")
-        and st.button(
-            "Regenerate the last reply",
-            icon=":material/refresh:",
-            key="regenerate",
-            help="Adds another answer beside this one (both are kept), from the model and settings "
-            "now chosen in the sidebar's Settings: change them first to regenerate with another.",
+    if last_prompt >= 0 and not st.session_state.get("yiem_pending"):
+        with st.container(horizontal=True):
+            if st.button(
+                "Regenerate the last reply",
+                icon=":material/refresh:",
+                key="regenerate",
+                help="Adds another answer beside this one (both are kept), from the model and settings "
+                "now chosen in the sidebar's Settings.",
+            ):
+                _queue_resend(chat, last_prompt, None)
+                st.rerun()
+            _regenerate_with(chat, last_prompt)
+
+
+def _regenerate_with(chat: ChatSession, last_prompt: int) -> None:
+    choices = chat_settings.model_choices()
+    if len(choices) < 2:
+        return  # one model only: the other settings are changed in Settings, then Regenerate
+    current = bootstrap.settings().model_id
+    with st.popover("Regenerate with…", icon=":material/alt_route:"):
+        st.selectbox(
+            "Model for the new answer (and the next messages)",
+            choices,
+            index=choices.index(current) if current in choices else 0,
+            key="regen-model",
         )
-    ):
-        _queue_resend(chat, last_prompt, None)
-        st.rerun()
+        st.button(
+            "Regenerate",
+            key="regen-with",
+            on_click=_regenerate_with_model,
+            args=(chat, last_prompt),
+        )
+
+
+def _regenerate_with_model(chat: ChatSession, last_prompt: int) -> None:
+    chat_settings.use_model(str(st.session_state["regen-model"]))
+    _queue_resend(chat, last_prompt, None)
 
 
 def _alternatives(chat: ChatSession, index: int) -> None:
