@@ -107,3 +107,15 @@ def test_regenerate_with_another_model_keeps_both_answers_and_the_choice(db_url:
     store = ConversationStore(create_store_engine(db_url))
     setup = store.get(at.query_params["c"]).setup
     assert setup is not None and setup["model_id"] == "gpt-4o-mini"  # the conversation goes on with it
+
+
+def test_a_regenerate_that_cannot_reach_a_model_keeps_the_reply_in_view(db_url: str) -> None:
+    at = _app(ScriptedLlm(["the only answer"]))
+    at.chat_input[0].set_value("question").run()
+    at.session_state["llm_override"] = None  # from now on the settings' model, which has no key
+    at.sidebar.selectbox(key="set-provider").set_value("openai").run()
+    at.button(key="regenerate").click().run()
+    assert not at.exception, at.exception
+    assert any("press Regenerate after changing the settings" in e.value for e in at.error)
+    assert _texts(at, "assistant") == ["the only answer"]  # nothing new was added, nothing hidden
+    assert _counters(at) == []

@@ -215,6 +215,7 @@ def run(chat: ChatSession, prompt: UserMessage, show_in_url: Callable[[], None])
     try:
         run_agent, model, agent = chat_agent.prepare()
     except chat_agent.ChatSetupError as error:
+        chat.reload()  # a regenerated prompt's earlier replies come back into view: nothing was added
         st.session_state["yiem_notice"] = (
             f"{error} Your message is saved; press Regenerate after changing the settings."
         )
