@@ -7,7 +7,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import bootstrap
+from ui import avatars, bootstrap
 from ui.chat import settings as chat_settings
 from ui.chat.timeline import draw_timeline
 from yiem.chat import (
@@ -134,12 +134,12 @@ def draw_history(chat: ChatSession) -> None:
     last_prompt = max((i for i, m in enumerate(chat.messages) if isinstance(m, UserMessage)), default=-1)
     for index, message in enumerate(shown, start):
         if isinstance(message, UserMessage):
-            with st.chat_message("user"):
+            with st.chat_message("user", avatar=avatars.USER):
                 draw_blocks(message.content)
                 _alternatives(chat, index)
                 _edit_control(chat, index, message)
         elif isinstance(message, AssistantMessage | AssistantMessageToolCall):
-            with st.chat_message("assistant"):
+            with st.chat_message("assistant", avatar=avatars.ASSISTANT):
                 _alternatives(chat, index)
                 draw_blocks(message.content)
                 if isinstance(message, AssistantMessageToolCall):
@@ -160,7 +160,7 @@ def draw_history(chat: ChatSession) -> None:
                         args=(chat, index),
                     )
         elif message.tool_call_id not in asked:
-            with st.chat_message("assistant", avatar=":material/build:"):
+            with st.chat_message("assistant", avatar=avatars.TOOL):
                 draw_tool_result(message)
     if last_prompt >= 0 and not st.session_state.get("yiem_pending"):
         with st.container(horizontal=True):

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from ui import avatars
 from ui.experiments.state import experiment_store
 from yiem.experiments import ExperimentResult, ItemOutcome
 from yiem.types import AssistantMessageToolCall, TextContent, ToolResultMessage, UserMessage
@@ -117,14 +118,14 @@ def show_transcript(outcome: ItemOutcome) -> None:
         st.error(outcome.error)
     for message in experiment_store().transcript(outcome):
         if isinstance(message, UserMessage):
-            with st.chat_message("user"):
+            with st.chat_message("user", avatar=avatars.USER):
                 st.text("".join(b.text for b in message.content if isinstance(b, TextContent)))
         elif isinstance(message, ToolResultMessage):
-            with st.chat_message("tool", avatar=":material/build:"):
+            with st.chat_message("tool", avatar=avatars.TOOL):
                 st.caption(f"{message.tool_name} returned" + (" an error" if message.is_error else ""))
                 st.code("".join(b.text for b in message.content if isinstance(b, TextContent)) or "(empty)")
         else:
-            with st.chat_message("assistant"):
+            with st.chat_message("assistant", avatar=avatars.ASSISTANT):
                 if message.text:
                     st.markdown(message.text)
                 if isinstance(message, AssistantMessageToolCall):
