@@ -210,18 +210,21 @@ def _alternatives(chat: ChatSession, index: int) -> None:
     where = f"{chat.conversation_id}-{index}"
     with st.container(horizontal=True, vertical_alignment="center", gap="small"):
         st.button(
-            "Previous alternative",
+            "Previous",
             icon=":material/chevron_left:",
+            help="The previous alternative of this message",
             key=f"alt-prev-{where}",
             type="tertiary",
             disabled=at == 0,
             on_click=_switch,
             args=(chat, siblings[at - 1]),
         )
-        st.caption(f"{at + 1} / {len(siblings)}")
+        st.caption(f"{at + 1} / {len(siblings)}", width="content")
         st.button(
-            "Next alternative",
+            "Next",
             icon=":material/chevron_right:",
+            icon_position="right",
+            help="The next alternative of this message",
             key=f"alt-next-{where}",
             type="tertiary",
             disabled=at == len(siblings) - 1,
