@@ -90,6 +90,14 @@ def test_new_chat_from_here_opens_a_copy_of_the_path(db_url: str) -> None:
     assert (store.get(fork).forked_from, store.get(fork).title) == (origin, "start (fork)")
     assert len(store.load_messages(origin)) == 4  # the origin is untouched
     assert any(b.key == f"open-{fork}" for b in at.sidebar.button)  # listed in the sidebar
+    assert at.button(key="fork-origin").label == "Started from “start”: open it"
+    at.button(key="fork-origin").click().run()
+    assert at.query_params["c"] == origin
+    assert _texts(at, "assistant") == ["first reply", "second reply"]
+    store.delete(origin)
+    at.query_params["c"] = fork
+    at.run()
+    assert any("since been deleted" in c.value for c in at.caption)
 
 
 def test_regenerate_with_another_model_keeps_both_answers_and_the_choice(db_url: str) -> None:

@@ -117,6 +117,7 @@ def draw_history(chat: ChatSession) -> None:
     """The conversation's latest turns, each prompt with its Edit control, and Regenerate."""
     # Only the latest turns are drawn until earlier ones are asked for, so a rerun of a long
     # conversation costs what its last page costs.
+    _fork_origin(chat)
     start = history_start(chat.messages, _history_limit(chat))
     if start:
         st.button(
@@ -231,6 +232,25 @@ def _alternatives(chat: ChatSession, index: int) -> None:
             on_click=_switch,
             args=(chat, siblings[min(at + 1, len(siblings) - 1)]),
         )
+
+
+def _fork_origin(chat: ChatSession) -> None:
+    origin = chat.conversation.forked_from if chat.conversation else None
+    if origin is None:
+        return
+    try:
+        title = chat.store.get(origin).title
+    except StoreError:
+        st.caption(":material/fork_right: Started from a conversation that has since been deleted.")
+        return
+    st.button(
+        f"Started from “{title}”: open it",
+        icon=":material/fork_right:",
+        key="fork-origin",
+        type="tertiary",
+        on_click=st.query_params.__setitem__,
+        args=("c", origin),
+    )
 
 
 def _switch(chat: ChatSession, message_id: int) -> None:
