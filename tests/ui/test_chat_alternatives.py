@@ -110,6 +110,7 @@ def test_regenerate_with_another_model_keeps_both_answers_and_the_choice(db_url:
     at.button(key="regen-with").click().run()
     assert not at.exception, at.exception
     assert (_texts(at, "assistant"), _counters(at)) == (["from the second model"], ["2 / 2"])
+    assert "by scripted-1" in [c.value for c in at.caption]  # which model wrote the alternative shown
     assert at.session_state["settings"].model_id == "gpt-4o-mini"
     assert at.sidebar.selectbox(key="set-model-openai").value == "gpt-4o-mini"  # Settings agrees
     store = ConversationStore(create_store_engine(db_url))

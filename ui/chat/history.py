@@ -232,6 +232,10 @@ def _alternatives(chat: ChatSession, index: int) -> None:
             on_click=_switch,
             args=(chat, siblings[min(at + 1, len(siblings) - 1)]),
         )
+        message = chat.messages[index]
+        if isinstance(message, AssistantMessage | AssistantMessageToolCall) and message.model:
+            # Alternatives may come from different models ("Regenerate with…"): say which this is.
+            st.caption(f"by {message.model}", width="content")
 
 
 def _fork_origin(chat: ChatSession) -> None:
