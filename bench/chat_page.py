@@ -10,7 +10,9 @@ same messages (a chat bubble with Markdown per message, each tool call's argumen
 JSON in an expander, a caption per reply), also under AppTest. The page is measured as opened (the
 latest messages; "Show earlier messages" draws more) and with every message shown. Every reply
 carries its recorded spans, so each has its (closed) Timeline expander; the page as opened is also
-measured on the same conversation stored without spans, as it was before timelines (issue 15).
+measured on the same conversation stored without spans, as it was before timelines (issue 15),
+and with two more alternatives of every turn's last reply (issue 17: Regenerate keeps the old
+reply), so each reply drawn has its "‹ 1 / 3 ›" controls while only the chosen path is drawn.
 """
 
 from __future__ import annotations
@@ -108,6 +110,19 @@ def _plain_page() -> None:
                 st.caption("120 in · 45 out · 0 cached · price unknown · 1.4 s")
 
 
+def alternatives(messages: list[AgentMessage]) -> tuple[list[AgentMessage], list[int | None]]:
+    """The messages as one chain plus two more alternatives of each turn's last reply, and the parents."""
+    parents: list[int | None] = [None, *range(len(messages) - 1)]
+    tree = list(messages)
+    for index, message in enumerate(messages):
+        ends_turn = index + 1 == len(messages) or isinstance(messages[index + 1], UserMessage)
+        if isinstance(message, AssistantMessage) and ends_turn and index:
+            for _ in range(2):
+                tree.append(message.model_copy())
+                parents.append(index - 1)
+    return tree, parents
+
+
 def _median_rerun(at: Any) -> float:
     at.run()  # warm-up: opens the conversation, connects nothing (no mcp.json)
     if at.exception:
@@ -144,6 +159,15 @@ def main() -> None:
         page = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
         page.query_params["c"] = bare.id
         without = _median_rerun(page)
+        # The same path, each turn's last reply with two more alternatives beside it.
+        branched = store.create(title=f"{size} messages with alternatives")
+        tree, parents = alternatives(messages)
+        store.replace_messages(branched.id, tree, parents, current=len(messages) - 1)
+        page = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
+        page.query_params["c"] = branched.id
+        with_alternatives = _median_rerun(page)
+        if not any(caption.value == "1 / 3" for caption in page.caption):
+            raise SystemExit("the conversation with alternatives drew no '1 / 3' controls")
         # The same with every message drawn (what "Show earlier messages" leads to).
         page = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
         page.query_params["c"] = opened.id
@@ -153,16 +177,17 @@ def main() -> None:
         plain.session_state["bench_messages"] = messages
         plain_seconds = _median_rerun(plain)
         calls = sum(len(m.tool_calls) for m in messages if isinstance(m, AssistantMessageToolCall))
-        rows.append((size, calls, latest, everything, plain_seconds, without))
+        rows.append((size, calls, latest, everything, plain_seconds, without, with_alternatives))
     print(
         "| messages (tool calls) | Chat page as opened, s per rerun | Chat page, all shown | "
-        "plain Streamlit, all | ratio all shown / plain | as opened, no spans stored |"
+        "plain Streamlit, all | ratio all shown / plain | as opened, no spans stored | "
+        "as opened, 3 alternatives per reply |"
     )
-    print("|---|---|---|---|---|---|")
-    for size, calls, latest, everything, plain_seconds, without in rows:
+    print("|---|---|---|---|---|---|---|")
+    for size, calls, latest, everything, plain_seconds, without, with_alternatives in rows:
         print(
             f"| {size:,} ({calls}) | {latest:.3f} | {everything:.3f} | {plain_seconds:.3f} | "
-            f"{everything / plain_seconds:.2f} × | {without:.3f} |"
+            f"{everything / plain_seconds:.2f} × | {without:.3f} | {with_alternatives:.3f} |"
         )
     print()
     for small, large in itertools.pairwise(rows):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,8 @@ from yiem.chat import (
     ChatSessionError,
     RunAgent,
     Transcript,
+    export_json,
+    import_json,
     reply_caption,
     title_from,
     user_message,
@@ -110,7 +113,7 @@ def test_abort_mid_stream_saves_the_partial_reply(store: ConversationStore) -> N
     assert 0 < len(partial.text) < len("word " * 400)
 
 
-def test_rewind_regenerates_and_edits(store: ConversationStore) -> None:
+def test_rewind_edits_and_keeps_the_first_version(store: ConversationStore) -> None:
     agent = Agent(ScriptedLlm(["one", "two", "three"]), LOCAL)
     chat = ChatSession(store)
     list(chat.run(_runner(agent), user_message("first"), LOCAL))
@@ -126,6 +129,7 @@ def test_rewind_regenerates_and_edits(store: ConversationStore) -> None:
         "second, edited",
         "three",
     ]
+    assert [len(s) for s in chat.siblings] == [1, 1, 2, 1]  # "second" is kept as an alternative
     with pytest.raises(ChatSessionError):
         chat.rewind_to(1)  # an assistant message
 
@@ -146,6 +150,42 @@ def test_going_on_with_the_latest_turns_opens_a_new_conversation_and_keeps_the_o
     assert [m.role for m in chat.messages] == ["user", "assistant"]
     assert [m.text for m in store.load_messages(carried.id)] == ["second", "two"]  # type: ignore[union-attr]
     assert old is not None and len(store.load_messages(old)) == 4
+
+
+def test_regenerate_answers_the_same_prompt_again_beside_the_old_reply(store: ConversationStore) -> None:
+    agent = Agent(ScriptedLlm(["one", "two"]), LOCAL)
+    chat = ChatSession(store)
+    list(chat.run(_runner(agent), user_message("question"), LOCAL))
+    prompt = chat.regenerate(chat.last_prompt_index())
+    assert chat.is_resend(prompt) and [m.role for m in chat.messages] == ["user"]
+    list(chat.run(_runner(agent), prompt, LOCAL))
+    assert chat.conversation_id is not None
+    tree = store.load_tree(chat.conversation_id)
+    assert [m.role for m in tree.messages] == ["user", "assistant", "assistant"]  # the prompt once
+    assert chat.siblings[1] == tuple(store.load_path(chat.conversation_id).siblings[1])
+    assert len(chat.siblings[1]) == 2
+    chat.switch_to(chat.siblings[1][0])
+    assert [m.text for m in chat.messages] == ["question", "one"]  # type: ignore[union-attr]
+
+
+def test_a_tree_survives_export_and_import(store: ConversationStore) -> None:
+    agent = Agent(ScriptedLlm(["one", "two", "three"]), LOCAL)
+    chat = ChatSession(store)
+    list(chat.run(_runner(agent), user_message("first"), LOCAL))
+    list(chat.run(_runner(agent), chat.regenerate(0), LOCAL))
+    chat.rewind_to(0)
+    list(chat.run(_runner(agent), user_message("first, edited"), LOCAL))
+    exported = chat.transcript()
+    assert (exported.parents, exported.current) == ([None, 0, 0, None, 3], 4)
+    body = json.loads(export_json(exported))
+    assert body["messages"][2] == exported.messages[2].to_json_dict()  # each message as the spec has it
+    imported = ChatSession(store)
+    imported.import_transcript(import_json(export_json(exported)))
+    assert imported.conversation_id is not None
+    again = store.load_tree(imported.conversation_id)
+    assert (again.parents, again.current) == (exported.parents, exported.current)
+    assert [m.text for m in imported.messages] == ["first, edited", "three"]  # type: ignore[union-attr]
+    assert [len(s) for s in imported.siblings] == [2, 1]
 
 
 def test_a_prompt_is_kept_when_the_model_cannot_be_reached(store: ConversationStore) -> None:

@@ -141,3 +141,42 @@ def test_an_import_with_real_images_is_accepted() -> None:
     # Base64 wrapped over lines (as MIME encoders write it) is still the same picture.
     wrapped = "\n".join(PNG[i : i + 20] for i in range(0, len(PNG), 20))
     assert import_json(_with_image(wrapped)).messages[0].content[1].type == "image"
+
+
+def test_an_export_without_parents_imports_as_one_chain() -> None:
+    old = json.loads(export_json(_transcript()))
+    del old["parents"], old["current"]  # what exports looked like before alternatives were kept
+    found = import_json(json.dumps(old))
+    assert found.parents is None and found.path() == found.messages
+
+
+def test_the_chosen_path_follows_the_parents_and_markdown_shows_only_it() -> None:
+    tree = Transcript(
+        title="Two answers",
+        messages=[
+            UserMessage.from_text("q"),
+            AssistantMessage(content=[TextContent(text="old answer")]),
+            AssistantMessage(content=[TextContent(text="new answer")]),
+        ],
+        parents=[None, 0, 0],
+        current=2,
+    )
+    again = import_json(export_json(tree))
+    assert (again.parents, again.current) == ([None, 0, 0], 2)
+    assert [m.text for m in again.path()] == ["q", "new answer"]  # type: ignore[union-attr]
+    markdown = export_markdown(again)
+    assert "new answer" in markdown and "old answer" not in markdown
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"parents": [None]}, "has 1 entries for 5 messages"),
+        ({"parents": [None, 1, 1, 2, 3]}, "Message 2's parent \\(1\\) must be an earlier"),
+        ({"current": 9}, "`current` \\(9\\) is not a message's index"),
+    ],
+)
+def test_a_damaged_tree_is_rejected_in_words(change: dict[str, object], expected: str) -> None:
+    body = {**json.loads(export_json(_transcript())), **change}
+    with pytest.raises(TranscriptError, match=expected):
+        import_json(json.dumps(body))

@@ -109,7 +109,8 @@ def test_writes_to_another_owners_conversation_are_refused_and_change_nothing(tw
         lambda: a.update_settings(victim, model="other", setup={"x": 1}),
         lambda: a.reveal(victim),
         lambda: a.delete(victim),
-        lambda: a.truncate(victim, 0),
+        lambda: a.choose(victim, b.load_path(victim).ids[0]),
+        lambda: a.fork(victim, b.load_path(victim).ids[0]),
         lambda: a.replace_messages(victim, [UserMessage.from_text("overwritten")]),
         lambda: a.append_message(victim, _reply(A, TIMES[0], "injected"), _model(A)),
     ]

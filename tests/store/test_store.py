@@ -280,16 +280,6 @@ def test_append_to_a_missing_conversation_says_so(store: ConversationStore) -> N
         store.append_message("nope", UserMessage(content=[TextContent(text="hi")]))
 
 
-def test_truncate_keeps_the_first_messages_and_appends_after_them(store: ConversationStore) -> None:
-    conversation = store.create()
-    for word in ("one", "two", "three"):
-        store.append_message(conversation.id, UserMessage(content=[TextContent(text=word)]))
-    store.truncate(conversation.id, 1)
-    assert store.append_message(conversation.id, UserMessage(content=[TextContent(text="new")])) == 1
-    texts = [m.content[0].text for m in store.load_messages(conversation.id)]  # type: ignore[union-attr]
-    assert texts == ["one", "new"]
-
-
 def test_delete_keeps_usage_rows(store: ConversationStore) -> None:
     conversation = store.create()
     store.append_message(conversation.id, _reply(), PRICED)

@@ -184,15 +184,17 @@ def test_a_stale_link_opens_a_new_chat_with_a_notice(db_url: str) -> None:
     assert not at.exception
 
 
-def test_regenerate_replaces_the_last_reply(db_url: str) -> None:
+def test_regenerate_keeps_the_last_reply_beside_the_new_one(db_url: str) -> None:
     llm = ScriptedLlm(["first answer", "second answer"])
     at = _app(llm)
     at.chat_input[0].set_value("question").run()
     at.button(key="regenerate").click().run()
     assert not at.exception
     assert _texts(at, "assistant") == ["second answer"]
-    saved = _store(db_url).load_messages(at.query_params["c"])
-    assert [m.role for m in saved] == ["user", "assistant"]
+    assert _texts(at, "user") == ["question"]  # the prompt is answered again, not sent twice
+    tree = _store(db_url).load_tree(at.query_params["c"])
+    assert [m.role for m in tree.messages] == ["user", "assistant", "assistant"]
+    assert tree.parents == [None, 0, 0]  # the old reply is kept as an alternative
 
 
 def test_edit_a_message_and_resend_from_there(db_url: str) -> None:
@@ -207,6 +209,12 @@ def test_edit_a_message_and_resend_from_there(db_url: str) -> None:
     assert not at.exception
     assert _texts(at, "user") == ["first, edited"]
     assert _texts(at, "assistant") == ["edited reply"]
+    tree = _store(db_url).load_tree(at.query_params["c"])  # the first version and its replies are kept
+    assert [m.text for m in tree.messages if isinstance(m, UserMessage)] == [
+        "first",
+        "second",
+        "first, edited",
+    ]
 
 
 def test_an_attached_image_is_sent_with_the_prompt(db_url: str) -> None:

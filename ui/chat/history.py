@@ -7,6 +7,8 @@ from typing import Any
 
 import streamlit as st
 
+from ui import avatars, bootstrap
+from ui.chat import settings as chat_settings
 from ui.chat.timeline import draw_timeline
 from yiem.chat import (
     ChatSession,
@@ -115,6 +117,7 @@ def draw_history(chat: ChatSession) -> None:
     """The conversation's latest turns, each prompt with its Edit control, and Regenerate."""
     # Only the latest turns are drawn until earlier ones are asked for, so a rerun of a long
     # conversation costs what its last page costs.
+    _fork_origin(chat)
     start = history_start(chat.messages, _history_limit(chat))
     if start:
         st.button(
@@ -132,11 +135,13 @@ def draw_history(chat: ChatSession) -> None:
     last_prompt = max((i for i, m in enumerate(chat.messages) if isinstance(m, UserMessage)), default=-1)
     for index, message in enumerate(shown, start):
         if isinstance(message, UserMessage):
-            with st.chat_message("user"):
+            with st.chat_message("user", avatar=avatars.USER):
                 draw_blocks(message.content)
+                _alternatives(chat, index)
                 _edit_control(chat, index, message)
         elif isinstance(message, AssistantMessage | AssistantMessageToolCall):
-            with st.chat_message("assistant"):
+            with st.chat_message("assistant", avatar=avatars.ASSISTANT):
+                _alternatives(chat, index)
                 draw_blocks(message.content)
                 if isinstance(message, AssistantMessageToolCall):
                     for call in message.tool_calls:
@@ -146,16 +151,127 @@ def draw_history(chat: ChatSession) -> None:
                 if index in replies:
                     first, end = replies[index]
                     draw_timeline(chat.messages[first:end], key=f"timeline-{chat.conversation_id}-{index}")
+                    st.button(
+                        "New chat from here",
+                        icon=":material/fork_right:",
+                        key=f"fork-{chat.conversation_id}-{index}",
+                        type="tertiary",
+                        help="Copies the conversation up to this reply into a new chat; this one stays.",
+                        on_click=_fork,
+                        args=(chat, index),
+                    )
         elif message.tool_call_id not in asked:
-            with st.chat_message("assistant", avatar=":material/build:"):
+            with st.chat_message("assistant", avatar=avatars.TOOL):
                 draw_tool_result(message)
-    if (
-        last_prompt >= 0
-        and not st.session_state.get("yiem_pending")
-        and st.button("Regenerate the last reply", icon=":material/refresh:", key="regenerate")
-    ):
-        _queue_resend(chat, last_prompt, None)
-        st.rerun()
+    if last_prompt >= 0 and not st.session_state.get("yiem_pending"):
+        with st.container(horizontal=True):
+            if st.button(
+                "Regenerate the last reply",
+                icon=":material/refresh:",
+                key="regenerate",
+                help="Adds another answer beside this one (both are kept), from the model and settings "
+                "now chosen in the sidebar's Settings.",
+            ):
+                _queue_resend(chat, last_prompt, None)
+                st.rerun()
+            _regenerate_with(chat, last_prompt)
+
+
+def _regenerate_with(chat: ChatSession, last_prompt: int) -> None:
+    choices = chat_settings.model_choices()
+    if len(choices) < 2:
+        return  # one model only: the other settings are changed in Settings, then Regenerate
+    current = bootstrap.settings().model_id
+    with st.popover("Regenerate with…", icon=":material/alt_route:"):
+        st.selectbox(
+            "Model for the new answer (and the next messages)",
+            choices,
+            index=choices.index(current) if current in choices else 0,
+            key="regen-model",
+        )
+        st.button(
+            "Regenerate",
+            key="regen-with",
+            on_click=_regenerate_with_model,
+            args=(chat, last_prompt),
+        )
+
+
+def _regenerate_with_model(chat: ChatSession, last_prompt: int) -> None:
+    chat_settings.use_model(str(st.session_state["regen-model"]))
+    _queue_resend(chat, last_prompt, None)
+
+
+def _alternatives(chat: ChatSession, index: int) -> None:
+    # Only a message with siblings gets controls, so a conversation without branches draws no more.
+    siblings = chat.siblings[index] if index < len(chat.siblings) else ()
+    if len(siblings) < 2:
+        return
+    at = siblings.index(chat.message_ids[index])
+    where = f"{chat.conversation_id}-{index}"
+    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+        st.button(
+            "Previous",
+            icon=":material/chevron_left:",
+            help="The previous alternative of this message",
+            key=f"alt-prev-{where}",
+            type="tertiary",
+            disabled=at == 0,
+            on_click=_switch,
+            args=(chat, siblings[at - 1]),
+        )
+        st.caption(f"{at + 1} / {len(siblings)}", width="content")
+        st.button(
+            "Next",
+            icon=":material/chevron_right:",
+            icon_position="right",
+            help="The next alternative of this message",
+            key=f"alt-next-{where}",
+            type="tertiary",
+            disabled=at == len(siblings) - 1,
+            on_click=_switch,
+            args=(chat, siblings[min(at + 1, len(siblings) - 1)]),
+        )
+        message = chat.messages[index]
+        if isinstance(message, AssistantMessage | AssistantMessageToolCall) and message.model:
+            # Alternatives may come from different models ("Regenerate with…"): say which this is.
+            st.caption(f"by {message.model}", width="content")
+
+
+def _fork_origin(chat: ChatSession) -> None:
+    origin = chat.conversation.forked_from if chat.conversation else None
+    if origin is None:
+        return
+    try:
+        title = chat.store.get(origin).title
+    except StoreError:
+        st.caption(":material/fork_right: Started from a conversation that has since been deleted.")
+        return
+    st.button(
+        f"Started from “{title}”: open it",
+        icon=":material/fork_right:",
+        key="fork-origin",
+        type="tertiary",
+        on_click=st.query_params.__setitem__,
+        args=("c", origin),
+    )
+
+
+def _switch(chat: ChatSession, message_id: int) -> None:
+    try:
+        chat.switch_to(message_id)
+    except StoreError as error:
+        st.session_state["yiem_notice"] = str(error)
+
+
+def _fork(chat: ChatSession, index: int) -> None:
+    # The page's URL follows the open conversation on the rerun after this callback.
+    try:
+        fork = chat.fork(index)
+    except (ChatSessionError, StoreError) as error:
+        st.session_state["yiem_notice"] = str(error)
+        return
+    st.query_params["c"] = fork.id
 
 
 def _edit_control(chat: ChatSession, index: int, message: UserMessage) -> None:
@@ -176,7 +292,11 @@ def _edit_control(chat: ChatSession, index: int, message: UserMessage) -> None:
     text = message.text
     new_text = st.text_area("Your message", value=text, key=f"edit-text-{where}")
     with st.container(horizontal=True):
-        send = st.button("Send from here", key=f"edit-send-{where}", help="Later messages are replaced.")
+        send = st.button(
+            "Send from here",
+            key=f"edit-send-{where}",
+            help="Sent as another version of this message; the first one and its replies are kept.",
+        )
         st.button("Cancel", key=f"edit-cancel-{where}", on_click=st.session_state.pop, args=(EDIT_KEY, None))
     if send:
         st.session_state.pop(EDIT_KEY, None)
@@ -186,7 +306,7 @@ def _edit_control(chat: ChatSession, index: int, message: UserMessage) -> None:
 
 def _queue_resend(chat: ChatSession, index: int, new_text: str | None) -> None:
     try:
-        prompt = chat.rewind_to(index)
+        prompt = chat.regenerate(index) if new_text is None else chat.rewind_to(index)
     except (ChatSessionError, StoreError) as error:
         st.session_state["yiem_notice"] = str(error)
         return

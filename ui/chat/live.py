@@ -10,7 +10,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import bootstrap
+from ui import avatars, bootstrap
 from ui.chat import agent as chat_agent
 from ui.chat import budget as chat_budget
 from ui.chat import history
@@ -140,11 +140,11 @@ def _draw_run(events: Iterator[AgentEvent | Quiet]) -> str | None:
             event.message, AssistantMessage | AssistantMessageToolCall
         ):
             waiting.empty()
-            container = st.chat_message("assistant")
+            container = st.chat_message("assistant", avatar=avatars.ASSISTANT)
             with container:
                 _draw_reply(events)
         elif isinstance(event, ToolExecutionStartEvent):
-            with container or st.chat_message("assistant"):
+            with container or st.chat_message("assistant", avatar=avatars.ASSISTANT):
                 status = st.status(f"Running tool `{event.tool_call.name}`…", expanded=False)
                 # Collapsed: each redraw of the label would collapse it anyway. And not `with status:`:
                 # leaving that block marks the status complete while the tool still runs.
@@ -196,8 +196,9 @@ def _redraw_when_interrupted(outcome: dict[str, bool]) -> None:
 
 def run(chat: ChatSession, prompt: UserMessage, show_in_url: Callable[[], None]) -> None:
     """Run the agent on `prompt` in this conversation, drawing it as it goes; reruns the page after."""
-    with st.chat_message("user"):
-        history.draw_blocks(prompt.content)
+    if not chat.is_resend(prompt):  # a regenerated prompt is drawn in the history already
+        with st.chat_message("user", avatar=avatars.USER):
+            history.draw_blocks(prompt.content)
     settings = bootstrap.settings()
     # Saved before anything can fail, and named in the URL, so the prompt survives a Stop or a crash.
     try:
@@ -215,6 +216,7 @@ def run(chat: ChatSession, prompt: UserMessage, show_in_url: Callable[[], None])
     try:
         run_agent, model, agent = chat_agent.prepare()
     except chat_agent.ChatSetupError as error:
+        chat.reload()  # a regenerated prompt's earlier replies come back into view: nothing was added
         st.session_state["yiem_notice"] = (
             f"{error} Your message is saved; press Regenerate after changing the settings."
         )

@@ -48,18 +48,37 @@ def restore(setup: ChatSetup) -> None:
             st.session_state.pop(pattern.format(name), None)
 
 
-def _model_options(settings: ChatSettings) -> list[str]:
+def _model_list(settings: ChatSettings) -> tuple[list[str], str | None]:
+    # Asked once per server and key: the list is drawn on every rerun.
     key = (settings.provider, settings.base_url, settings.api_key)
     cache: dict[Any, tuple[list[str], str | None]] = st.session_state.setdefault("yiem_model_lists", {})
     if key not in cache:
         cache[key] = available_models(settings, bootstrap.secret)
     found, problem = cache[key]
-    if problem:
-        st.caption(f"The server's model list is not available: {problem}")
     options = list(found)
     if settings.model_id and settings.model_id not in options:
         options.insert(0, settings.model_id)
+    return options, problem
+
+
+def _model_options(settings: ChatSettings) -> list[str]:
+    options, problem = _model_list(settings)
+    if problem:
+        st.caption(f"The server's model list is not available: {problem}")
     return options
+
+
+def model_choices() -> list[str]:
+    """The models the chosen provider offers, as the Settings panel lists them (none for the embedded one)."""
+    settings = bootstrap.settings()
+    return [] if settings.provider == LOCAL else _model_list(settings)[0]
+
+
+def use_model(model_id: str) -> None:
+    """Make `model_id` the chat's model, in the settings and their panel alike (call from a callback)."""
+    settings = bootstrap.settings()
+    st.session_state["settings"] = settings.model_copy(update={"model_id": model_id})
+    st.session_state[f"set-model-{settings.provider}"] = model_id
 
 
 def _tools_section() -> None:

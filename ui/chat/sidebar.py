@@ -52,7 +52,7 @@ def _confirm_delete(chat: ChatSession, conversation: Conversation) -> None:
 
 def _conversation_row(chat: ChatSession, conversation: Conversation) -> None:
     current = conversation.id == chat.conversation_id
-    left, right = st.columns([5, 1], vertical_alignment="center")
+    left, right = st.columns([5, 2], vertical_alignment="center")
     if left.button(
         conversation.title or "Untitled",
         key=f"open-{conversation.id}",
@@ -61,7 +61,9 @@ def _conversation_row(chat: ChatSession, conversation: Conversation) -> None:
     ):
         _switch(chat, conversation.id)
         st.rerun()
-    with right.popover("", icon=":material/more_vert:", key=f"menu-{conversation.id}"):
+    # A word, not only an icon: Streamlit hides icons from screen readers, so an icon-only button
+    # would be announced with no name at all.
+    with right.popover("Menu", type="tertiary", key=f"menu-{conversation.id}"):
         title = st.text_input("Title", value=conversation.title, key=f"title-{conversation.id}")
         if st.button("Rename", key=f"rename-{conversation.id}"):
             try:

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from ui import avatars
 from ui.chat.timeline import draw_timeline
 from ui.experiments.state import experiment_store
 from yiem.chat import reply_ranges, safe_markdown
@@ -128,14 +129,14 @@ def show_transcript(outcome: ItemOutcome) -> None:
     where = f"exp-timeline-{outcome.conversation_id or outcome.item_id}-{outcome.variant}-{outcome.repeat}"
     for index, message in enumerate(messages):
         if isinstance(message, UserMessage):
-            with st.chat_message("user"):
+            with st.chat_message("user", avatar=avatars.USER):
                 st.text(message.text)
         elif isinstance(message, ToolResultMessage):
-            with st.chat_message("tool", avatar=":material/build:"):
+            with st.chat_message("tool", avatar=avatars.TOOL):
                 st.caption(f"{message.tool_name} returned" + (" an error" if message.is_error else ""))
                 st.code(message.text or "(empty)")
         else:
-            with st.chat_message("assistant"):
+            with st.chat_message("assistant", avatar=avatars.ASSISTANT):
                 if message.text:
                     st.markdown(safe_markdown(message.text))
                 if isinstance(message, AssistantMessageToolCall):

@@ -6,6 +6,7 @@ from typing import Any
 
 import streamlit as st
 
+from ui import avatars
 from ui.tools.form import remember
 from ui.tools.result import draw_image, draw_resource_contents, draw_text
 from ui.tools.templates import draw_argument_form, draw_subscribe
@@ -117,7 +118,10 @@ def draw_prompts(client: McpClient, server: str) -> None:
     if found[2].description:
         st.caption(safe_markdown(found[2].description))
     for index, message in enumerate(found[2].messages):
-        with st.chat_message("user" if message.role == "user" else "assistant"):
+        user = message.role == "user"
+        with st.chat_message(
+            "user" if user else "assistant", avatar=avatars.USER if user else avatars.ASSISTANT
+        ):
             block = message.content
             if isinstance(block, TextBlock):
                 draw_text(block.text)

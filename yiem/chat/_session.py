@@ -58,6 +58,12 @@ class ChatSession:
         self.messages: list[AgentMessage] = []
         # The spending limits as they apply to this person; `budget.wrap` checks every request of a run.
         self.budget = BudgetGuard(store.engine, store.owner)
+        self.message_ids: list[int] = []
+        """The stored id of each message on the path (what a new message follows)."""
+        self.siblings: list[tuple[int, ...]] = []
+        """Each message's alternatives (its own id included), oldest first."""
+        self._next_siblings: tuple[int, ...] = ()  # the alternatives the next message joins
+        self._resend: UserMessage | None = None  # a saved prompt to answer again (Regenerate)
 
     @property
     def conversation_id(self) -> str | None:
@@ -71,13 +77,16 @@ class ChatSession:
             # An experiment item's transcript joins Chat's list once someone opens it here.
             self.store.reveal(conversation_id)
             conversation = self.store.get(conversation_id)
-        self.messages = self.store.load_messages(conversation_id)
+        path = self.store.load_path(conversation_id)
+        self.messages, self.message_ids, self.siblings = path.messages, path.ids, path.siblings
+        self._next_siblings, self._resend = (), None
         self.conversation = conversation
 
     def new(self) -> None:
         """Start an empty chat; it is stored once the first message is sent."""
         self.conversation = None
-        self.messages = []
+        self.messages, self.message_ids, self.siblings = [], [], []
+        self._next_siblings, self._resend = (), None
 
     def reload(self) -> None:
         """Read the open conversation again from the store."""
@@ -99,9 +108,32 @@ class ChatSession:
             provider, model_id, system_prompt = setup.provider, setup.model_id, setup.system_prompt
         saved = None if setup is None else setup.model_dump()
         conversation = self._ensure_conversation(prompt, provider, model_id, system_prompt, saved)
-        self.store.append_message(conversation.id, prompt)
-        self.messages.append(prompt)
+        if self._resend is prompt and self.messages and self.messages[-1] is prompt:
+            self._resend = None  # Regenerate: the prompt is saved already, its new reply is a sibling
+            return conversation.id
+        self._resend = None
+        self._save(conversation.id, prompt)
         return conversation.id
+
+    def is_resend(self, prompt: UserMessage) -> bool:
+        """Whether `prompt` is already on screen and saved, waiting for another reply (Regenerate)."""
+        return self._resend is prompt
+
+    def _save(
+        self,
+        conversation_id: str,
+        message: AgentMessage,
+        model: LlmModel | None = None,
+        estimated: bool = False,
+    ) -> None:
+        parent = self.message_ids[-1] if self.message_ids else None
+        stored = self.store.add_message(
+            conversation_id, message, model, parent_id=parent, usage_estimated=estimated
+        )
+        self.messages.append(message)
+        self.message_ids.append(stored.id)
+        self.siblings.append((*self._next_siblings, stored.id))
+        self._next_siblings = ()
 
     def _ensure_conversation(
         self,
@@ -164,10 +196,7 @@ class ChatSession:
                         system_prompt = self.conversation.system_prompt if self.conversation else ""
                         estimated = estimate_stopped_usage(event.message, self.messages, system_prompt, model)
                         _price(event.message, model)
-                    self.store.append_message(
-                        conversation_id, event.message, model, usage_estimated=estimated
-                    )
-                    self.messages.append(event.message)
+                    self._save(conversation_id, event.message, model, estimated)
                 yield event
 
         return events()
@@ -193,17 +222,29 @@ class ChatSession:
         raise ChatSessionError("There is no message to answer again yet.")
 
     def rewind_to(self, index: int) -> UserMessage:
-        """Drop the user message at `index` and everything after it; returns the dropped prompt.
+        """Step back to before the user message at `index` (Edit); returns it.
 
-        Used to regenerate the last reply (resend the same prompt) and to edit a prompt and resend.
+        Nothing is deleted: the next message sent becomes an alternative of that prompt.
         """
+        prompt = self._prompt_at(index)
+        self._cut(index)
+        return prompt
+
+    def regenerate(self, index: int) -> UserMessage:
+        """Step back to the user message at `index`, to answer it again; returns it.
+
+        Its next reply becomes an alternative of the one there; the prompt is not saved twice.
+        """
+        prompt = self._prompt_at(index)
+        self._cut(index + 1)
+        self._resend = prompt
+        return prompt
+
+    def _prompt_at(self, index: int) -> UserMessage:
         if not 0 <= index < len(self.messages) or not isinstance(self.messages[index], UserMessage):
             raise ChatSessionError("Only your own messages can be edited and sent again.")
         prompt = self.messages[index]
         assert isinstance(prompt, UserMessage)
-        if self.conversation is not None:
-            self.store.truncate(self.conversation.id, index)
-        self.messages = self.messages[:index]
         return prompt
 
     def continue_with_latest(self, start: int) -> Conversation:
@@ -225,15 +266,41 @@ class ChatSession:
         self.open(conversation.id)
         return conversation
 
+    def _cut(self, keep: int) -> None:
+        self._next_siblings = self.siblings[keep] if keep < len(self.siblings) else ()
+        self.messages = self.messages[:keep]
+        self.message_ids = self.message_ids[:keep]
+        self.siblings = self.siblings[:keep]
+        self._resend = None
+
+    def switch_to(self, message_id: int) -> None:
+        """Show the path through this alternative (and its latest replies)."""
+        if self.conversation is not None:
+            self.store.choose(self.conversation.id, message_id)
+            self.open(self.conversation.id)
+
+    def fork(self, index: int) -> Conversation:
+        """Copy the path up to the message at `index` into a new conversation, and open it."""
+        if self.conversation is None or not 0 <= index < len(self.message_ids):
+            raise ChatSessionError("Only a saved message can start a new chat.")
+        fork = self.store.fork(self.conversation.id, self.message_ids[index])
+        self.open(fork.id)
+        return fork
+
     def transcript(self) -> Transcript:
         """The open conversation as an exportable transcript (API keys are never part of it)."""
         conversation = self.conversation
+        if conversation is None:
+            return Transcript(title="New chat", messages=list(self.messages))
+        tree = self.store.load_tree(conversation.id)  # every alternative, as the store keeps them
         return Transcript(
-            title=conversation.title if conversation else "New chat",
-            provider=conversation.provider if conversation else "",
-            model=conversation.model if conversation else "",
-            system_prompt=conversation.system_prompt if conversation else "",
-            messages=list(self.messages),
+            title=conversation.title,
+            provider=conversation.provider,
+            model=conversation.model,
+            system_prompt=conversation.system_prompt,
+            messages=tree.messages,
+            parents=tree.parents,
+            current=tree.current,
         )
 
     def import_transcript(self, transcript: Transcript) -> Conversation:
@@ -244,7 +311,9 @@ class ChatSession:
             model=transcript.model,
             system_prompt=transcript.system_prompt,
         )
-        self.store.replace_messages(conversation.id, transcript.messages)
+        self.store.replace_messages(
+            conversation.id, transcript.messages, transcript.parents, transcript.current
+        )
         self.open(conversation.id)
         return conversation
 

@@ -50,6 +50,22 @@ class Transcript(BaseModel):
     model: str = ""
     system_prompt: str = ""
     messages: list[AgentMessage] = Field(default_factory=list)
+    """Every message, alternatives included, in the order they were written; each as the spec has it."""
+    parents: list[int | None] | None = None
+    """Each message's parent as an index into `messages` (None: a first message); absent, one chain."""
+    current: int | None = None
+    """The index of the chosen path's last message; absent, the last message."""
+
+    def path(self) -> list[AgentMessage]:
+        """The chosen path: the messages from the first to `current`, following the parents."""
+        if self.parents is None:
+            return list(self.messages)
+        at: int | None = len(self.messages) - 1 if self.current is None else self.current
+        path: list[AgentMessage] = []
+        while at is not None and 0 <= at < len(self.messages) and len(path) < len(self.messages):
+            path.append(self.messages[at])
+            at = self.parents[at]
+        return path[::-1]
 
 
 def export_json(transcript: Transcript) -> str:
@@ -99,11 +115,30 @@ def import_json(text: str | bytes) -> Transcript:
                         f"Message {number} has an image that cannot be used: {error}."
                     ) from error
     try:
-        return Transcript.model_validate({**body, "messages": messages})
+        transcript = Transcript.model_validate({**body, "messages": messages})
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise TranscriptError(f"Field `{where}` is not valid: {first['msg']}.") from error
+    _check_tree(transcript)
+    return transcript
+
+
+def _check_tree(transcript: Transcript) -> None:
+    count = len(transcript.messages)
+    if transcript.parents is not None:
+        if len(transcript.parents) != count:
+            raise TranscriptError(
+                f"The file's `parents` list has {len(transcript.parents)} entries for {count} messages."
+            )
+        for number, parent in enumerate(transcript.parents):
+            # A parent is always written before its replies, so the tree can have no loop.
+            if parent is not None and not 0 <= parent < number:
+                raise TranscriptError(
+                    f"Message {number + 1}'s parent ({parent}) must be an earlier message's index."
+                )
+    if transcript.current is not None and not 0 <= transcript.current < count:
+        raise TranscriptError(f"The file's `current` ({transcript.current}) is not a message's index.")
 
 
 _TOO_DEEP = f"The file's data is nested too deeply (over {MAX_DEPTH} levels) to be a conversation."
@@ -144,7 +179,7 @@ def export_markdown(transcript: Transcript) -> str:
         lines += [f"*Model: {transcript.provider} / {transcript.model}*", ""]
     if transcript.system_prompt:
         lines += ["## System", "", transcript.system_prompt, ""]
-    for message in transcript.messages:
+    for message in transcript.path():  # the conversation as shown: its chosen alternatives
         if isinstance(message, UserMessage):
             lines += ["## User", ""]
             lines += _blocks_markdown(message.content)

@@ -14,6 +14,7 @@ from yiem.store._errors import (
     StoreUnavailableError,
 )
 from yiem.store._experiment_tables import experiment_outcomes, experiment_runs, experiments
+from yiem.store._messages import LEAF, MessagePath, MessageTree, StoredMessage
 from yiem.store._migrations import SCHEMA_VERSION, current_schema_version
 from yiem.store._schema import (
     ERROR_STOP_REASON,
@@ -30,17 +31,21 @@ from yiem.store._usage_rows import usage_row
 __all__ = [
     "DAY_MS",
     "ERROR_STOP_REASON",
+    "LEAF",
     "SCHEMA_VERSION",
     "USAGE_HOUR_EXPRESSION",
     "Conversation",
     "ConversationNotFoundError",
     "ConversationStore",
     "DemoDataError",
+    "MessagePath",
+    "MessageTree",
     "SchemaTooNewError",
     "StoreBusyError",
     "StoreCorruptError",
     "StoreError",
     "StoreUnavailableError",
+    "StoredMessage",
     "budget_reservations",
     "budgets",
     "compare_votes",

@@ -3,29 +3,18 @@
 from __future__ import annotations
 
 import json
-import time
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
-from sqlalchemy import ColumnElement, delete, false, func, insert, select, update
+from sqlalchemy import delete, false, insert, select, update
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError
 
 from yiem.redaction import redact, redact_data
-from yiem.store._errors import ConversationNotFoundError, StoreError
-from yiem.store._schema import OWNER_DEFAULT, conversations, fold_title, messages, usage
-from yiem.store._usage_rows import usage_row
-from yiem.types import AgentMessage, AssistantMessage, AssistantMessageToolCall, LlmModel
-
-_MESSAGES: TypeAdapter[AgentMessage] = TypeAdapter(AgentMessage)
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
+from yiem.store._errors import StoreError, missing_conversation
+from yiem.store._messages import MessageMethods, now_ms
+from yiem.store._schema import OWNER_DEFAULT, conversations, fold_title, messages
 
 
 def _to_datetime(ms: int) -> datetime:
@@ -46,6 +35,10 @@ class Conversation:
     hidden: bool = False
     setup: dict[str, Any] | None = None
     """What it was last sent with (see `yiem.chat.ChatSetup`); None when saved before setups were kept."""
+    forked_from: str | None = None
+    """The conversation this one was forked from ("New chat from here"), if any."""
+    forked_from_message: int | None = None
+    """The id of the message in `forked_from` its copied path ends at."""
 
 
 def _setup_json(setup: dict[str, Any]) -> str:
@@ -74,15 +67,8 @@ def _conversation(row: Any) -> Conversation:
         updated=_to_datetime(row.updated_ms),
         hidden=bool(row.hidden),
         setup=_loaded_setup(row.setup),
-    )
-
-
-def _missing(conversation_id: str, consequence: str = "") -> ConversationNotFoundError:
-    # One sentence for every path, as a person who deleted it in another tab would understand it.
-    # Another person's conversation reads the same: its owner's rows are never read to tell them apart.
-    return ConversationNotFoundError(
-        "This conversation no longer exists or is not yours (it was deleted, perhaps in another tab "
-        f"or window, or it belongs to someone else; id {conversation_id})." + consequence
+        forked_from=row.forked_from,
+        forked_from_message=row.forked_from_message,
     )
 
 
@@ -90,19 +76,12 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-class ConversationStore:
+class ConversationStore(MessageMethods):
     """One person's conversations: every query is scoped to `owner` in SQL; each write is one transaction."""
 
     def __init__(self, engine: Engine, owner: str = OWNER_DEFAULT) -> None:
         self.engine = engine
         self.owner = owner
-
-    def _mine(self, conversation_id: str) -> ColumnElement[bool]:
-        return (conversations.c.id == conversation_id) & (conversations.c.owner == self.owner)
-
-    def _owned_ids(self) -> Any:
-        # Messages carry no owner of their own: they are reached through an owned conversation.
-        return select(conversations.c.id).where(conversations.c.owner == self.owner)
 
     # conversations
 
@@ -115,7 +94,7 @@ class ConversationStore:
         setup: dict[str, Any] | None = None,
     ) -> Conversation:
         """A new, empty conversation."""
-        now = _now_ms()
+        now = now_ms()
         row: dict[str, Any] = {
             "id": str(uuid.uuid4()),
             "title": redact(title),
@@ -136,7 +115,7 @@ class ConversationStore:
         with self.engine.connect() as conn:
             row = conn.execute(select(conversations).where(self._mine(conversation_id))).first()
         if row is None:
-            raise _missing(conversation_id)
+            raise missing_conversation(conversation_id)
         return _conversation(row)
 
     def exists(self, conversation_id: str) -> bool:
@@ -206,12 +185,10 @@ class ConversationStore:
             values["title_folded"] = fold_title(values["title"])
         with self.engine.begin() as conn:
             result = conn.execute(
-                update(conversations)
-                .where(self._mine(conversation_id))
-                .values(**values, updated_ms=_now_ms())
+                update(conversations).where(self._mine(conversation_id)).values(**values, updated_ms=now_ms())
             )
         if result.rowcount == 0:
-            raise _missing(conversation_id)
+            raise missing_conversation(conversation_id)
 
     def delete(self, conversation_id: str) -> None:
         """Remove the conversation and its messages; its usage rows stay (money spent stays spent)."""
@@ -220,121 +197,23 @@ class ConversationStore:
             if result.rowcount:  # only the owner's: messages of a conversation they do not own stay
                 conn.execute(delete(messages).where(messages.c.conversation_id == conversation_id))
         if result.rowcount == 0:
-            raise _missing(conversation_id)
+            raise missing_conversation(conversation_id)
 
-    # messages
-
-    def append_message(
-        self,
-        conversation_id: str,
-        message: AgentMessage,
-        model: LlmModel | None = None,
-        *,
-        usage_estimated: bool = False,
-    ) -> int:
-        """Save one finished message at the end (with its usage row if it is an assistant reply).
-
-        `usage_estimated` marks the reply's tokens as an estimate (a reply stopped mid-stream).
-
-        Returns its position. The message, its usage and the conversation's `updated` time are one
-        transaction: after a crash either all of them are there or none.
-        """
-        # No secret the server knows is ever written (a provider may echo a key in its error).
-        data = redact(message.to_json())
-        for _attempt in range(3):
-            try:
-                with self.engine.begin() as conn:
-                    now = _now_ms()
-                    touched = conn.execute(
-                        update(conversations).where(self._mine(conversation_id)).values(updated_ms=now)
-                    )
-                    if touched.rowcount == 0:
-                        raise _missing(conversation_id, " The message was not saved.")
-                    last = conn.execute(
-                        select(func.max(messages.c.position)).where(
-                            messages.c.conversation_id == conversation_id
-                        )
-                    ).scalar()
-                    position = 0 if last is None else int(last) + 1
-                    conn.execute(
-                        insert(messages).values(
-                            conversation_id=conversation_id,
-                            position=position,
-                            role=message.role,
-                            data=data,
-                            created_ms=now,
-                        )
-                    )
-                    if isinstance(message, AssistantMessage | AssistantMessageToolCall):
-                        conn.execute(
-                            insert(usage).values(
-                                **usage_row(message, model, conversation_id, usage_estimated),
-                                owner=self.owner,
-                            )
-                        )
-                return position
-            except IntegrityError:
-                # Another writer (a second replica) took the same position; count again.
-                continue
-        raise StoreError(f"Could not append to conversation {conversation_id!r}: concurrent writers.")
-
-    def load_messages(self, conversation_id: str) -> list[AgentMessage]:
-        """The conversation's messages in order, as typed messages."""
-        with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(messages.c.position, messages.c.data)
-                .where(
-                    messages.c.conversation_id == conversation_id,
-                    messages.c.conversation_id.in_(self._owned_ids()),
-                )
-                .order_by(messages.c.position)
-            ).all()
-        loaded: list[AgentMessage] = []
-        for row in rows:
-            try:
-                loaded.append(_MESSAGES.validate_json(row.data))
-            except ValidationError as error:
-                raise StoreError(
-                    f"Message {row.position} of conversation {conversation_id!r} is not a valid "
-                    f"message: {error.errors()[0]['msg']}"
-                ) from error
-        return loaded
-
-    def truncate(self, conversation_id: str, keep: int) -> None:
-        """Keep only the first `keep` messages (to regenerate or resend from an earlier point)."""
-        with self.engine.begin() as conn:
-            touched = conn.execute(
-                update(conversations).where(self._mine(conversation_id)).values(updated_ms=_now_ms())
+    def fork(self, conversation_id: str, message_id: int) -> Conversation:
+        """A new conversation holding the chosen path up to this message, linked to its origin."""
+        origin = self.get(conversation_id)
+        path = self.load_path(conversation_id)
+        if message_id not in path.ids:
+            raise StoreError(
+                "That message is no longer on this conversation's path (reload the page to see it as it is)."
             )
-            if touched.rowcount == 0:
-                raise _missing(conversation_id)
-            conn.execute(
-                delete(messages).where(
-                    messages.c.conversation_id == conversation_id, messages.c.position >= keep
-                )
-            )
-
-    def replace_messages(self, conversation_id: str, new_messages: Sequence[AgentMessage]) -> None:
-        """Store these messages as the whole conversation, without usage rows (used by import)."""
-        now = _now_ms()
-        with self.engine.begin() as conn:
-            touched = conn.execute(
-                update(conversations).where(self._mine(conversation_id)).values(updated_ms=now)
-            )
-            if touched.rowcount == 0:
-                raise _missing(conversation_id)
-            conn.execute(delete(messages).where(messages.c.conversation_id == conversation_id))
-            if new_messages:
-                conn.execute(
-                    insert(messages),
-                    [
-                        {
-                            "conversation_id": conversation_id,
-                            "position": position,
-                            "role": message.role,
-                            "data": redact(message.to_json()),
-                            "created_ms": now,
-                        }
-                        for position, message in enumerate(new_messages)
-                    ],
-                )
+        fork = self.create(
+            title=f"{origin.title} (fork)",
+            provider=origin.provider,
+            model=origin.model,
+            system_prompt=origin.system_prompt,
+            setup=origin.setup,
+        )
+        self.replace_messages(fork.id, path.messages[: path.ids.index(message_id) + 1])
+        self._update(fork.id, forked_from=conversation_id, forked_from_message=message_id)
+        return self.get(fork.id)

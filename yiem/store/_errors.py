@@ -13,6 +13,16 @@ class ConversationNotFoundError(StoreError):
     """No conversation has this id (deleted, or a stale link)."""
 
 
+def missing_conversation(conversation_id: str, consequence: str = "") -> ConversationNotFoundError:
+    """The one sentence for a conversation that is gone or someone else's (never told apart)."""
+    # As a person who deleted it in another tab would understand it; another person's rows are never
+    # read to tell the two cases apart.
+    return ConversationNotFoundError(
+        "This conversation no longer exists or is not yours (it was deleted, perhaps in another tab "
+        f"or window, or it belongs to someone else; id {conversation_id})." + consequence
+    )
+
+
 class StoreUnavailableError(StoreError):
     """The database cannot be reached or opened (bad URL, server down, wrong password)."""
 

@@ -158,6 +158,49 @@ def _migrate_12_to_13(conn: Connection) -> None:
     del conn
 
 
+_ADDED_IN_14 = [
+    ("messages", "parent_id", "INTEGER"),
+    ("conversations", "current_leaf_id", "INTEGER"),
+    ("conversations", "forked_from", "VARCHAR(36)"),
+    ("conversations", "forked_from_message", "INTEGER"),
+]
+
+
+def _migrate_13_to_14(conn: Connection) -> None:
+    # Version 14 makes messages a tree (regenerate and edit keep the old branch) and records forks.
+    # The messages stored before it become one chain in position order, ending at the last one.
+    for table_name, column_name, kind in _ADDED_IN_14:
+        if column_name not in {c["name"] for c in inspect(conn).get_columns(table_name)}:
+            conn.execute(text(f"ALTER TABLE {table_name} ADD COLUMN {column_name} {kind}"))
+    chain_flat_messages(conn)
+
+
+def chain_flat_messages(conn: Connection, conversation_id: str | None = None) -> None:
+    """Link messages written without a parent into a chain in position order (all, or one conversation's).
+
+    Only conversations with no chosen path yet: those were written flat (before version 14, or by a
+    writer that stores a whole transcript at once)."""
+    only = "" if conversation_id is None else " AND c.id = :conversation_id"
+    params = {} if conversation_id is None else {"conversation_id": conversation_id}
+    flat = f"SELECT c.id FROM conversations c WHERE c.current_leaf_id IS NULL{only}"
+    conn.execute(
+        text(
+            "UPDATE messages SET parent_id = (SELECT p.id FROM messages p "
+            "WHERE p.conversation_id = messages.conversation_id AND p.position < messages.position "
+            f"ORDER BY p.position DESC LIMIT 1) WHERE conversation_id IN ({flat})"
+        ),
+        params,
+    )
+    conn.execute(
+        text(
+            "UPDATE conversations SET current_leaf_id = (SELECT m.id FROM messages m "
+            "WHERE m.conversation_id = conversations.id ORDER BY m.position DESC LIMIT 1) "
+            f"WHERE id IN ({flat})"
+        ),
+        params,
+    )
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
@@ -171,6 +214,7 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     10: _migrate_10_to_11,
     11: _migrate_11_to_12,
     12: _migrate_12_to_13,
+    13: _migrate_13_to_14,
 }
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 

@@ -67,6 +67,11 @@ conversations = Table(
     # tokens, tools, tool mode; never a key); NULL for conversations saved before version 10.
     Column("setup", Text, nullable=True),
     owner_column(),
+    # The message ending the chosen path (messages form a tree, version 14); NULL while it is empty.
+    Column("current_leaf_id", Integer, nullable=True),
+    # A fork's origin: the conversation and the message its copied path ended at (NULL otherwise).
+    Column("forked_from", String(36), nullable=True),
+    Column("forked_from_message", Integer, nullable=True),
     Index("ix_conversations_updated", "updated_ms"),
     Index("ix_conversations_owner_updated", "owner", "updated_ms"),  # each person's sidebar
 )
@@ -85,6 +90,9 @@ messages = Table(
     Column("role", String(20), nullable=False),
     Column("data", Text, nullable=False),  # the message as JSON with the spec's field names
     Column("created_ms", BigInteger, nullable=False),
+    # The message this one follows (NULL for a first message): siblings are alternatives of one turn.
+    # Position stays the order of writing, so siblings sort oldest first.
+    Column("parent_id", Integer, nullable=True),
     Index("ix_messages_conversation_position", "conversation_id", "position", unique=True),
 )
 
