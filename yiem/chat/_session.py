@@ -208,7 +208,14 @@ class ChatSession:
 
     def withdraw_prompt(self) -> UserMessage:
         """Take back the last prompt unanswered (a send the limits refused); an emptied new chat goes too."""
-        prompt = self.rewind_to(self.last_prompt_index())
+        index = self.last_prompt_index()
+        prompt = self._prompt_at(index)
+        if self.conversation is not None and index < len(self.message_ids):
+            # Stored when it was sent: taken out of the tree again, so reopening does not show it.
+            self.store.discard_leaf(self.conversation.id, self.message_ids[index])
+            self.open(self.conversation.id)
+        if len(self.messages) > index:
+            self.rewind_to(index)
         if self.conversation is not None and not self.messages:
             self.store.delete(self.conversation.id)
             self.new()

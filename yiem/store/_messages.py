@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import TypeAdapter, ValidationError
-from sqlalchemy import ColumnElement, bindparam, func, insert, select, update
+from sqlalchemy import ColumnElement, bindparam, delete, func, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -247,6 +247,24 @@ class MessageMethods:
                 message_id = children[message_id][-1]
             conn.execute(
                 update(conversations).where(self._mine(conversation_id)).values(current_leaf_id=message_id)
+            )
+
+    def discard_leaf(self, conversation_id: str, message_id: int) -> None:
+        """Delete the message ending the path if it has no replies (a prompt refused before it was
+        sent); the path then ends at its parent. Any other message stays: nothing answered is lost."""
+        with self.engine.begin() as conn:
+            leaf = conn.execute(
+                select(conversations.c.current_leaf_id).where(self._mine(conversation_id))
+            ).first()
+            if leaf is None or leaf[0] != message_id:
+                return
+            answered = conn.execute(select(messages.c.id).where(messages.c.parent_id == message_id)).first()
+            if answered is not None:
+                return
+            parent = conn.execute(select(messages.c.parent_id).where(messages.c.id == message_id)).scalar()
+            conn.execute(delete(messages).where(messages.c.id == message_id))
+            conn.execute(
+                update(conversations).where(self._mine(conversation_id)).values(current_leaf_id=parent)
             )
 
     def replace_messages(
