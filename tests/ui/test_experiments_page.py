@@ -21,7 +21,8 @@ from yiem.experiments import (
     run_experiment,
     scorers,
 )
-from yiem.store import create_store_engine
+from yiem.store import ConversationStore, create_store_engine
+from yiem.types import AssistantMessage, TextContent, UserMessage
 
 PAGE = str(Path(__file__).resolve().parents[2] / "ui" / "pages" / "experiments.py")
 TIMEOUT = 60
@@ -96,3 +97,39 @@ def test_cost_so_far_says_price_unknown_never_zero() -> None:
     )
     assert not ItemOutcome(item_id="a", variant="v", cost=0.001, scores=[judged]).price_known
     assert ItemOutcome(item_id="a", variant="v", cost=0.001).price_known
+
+
+def test_items_are_added_from_saved_conversations(db_url: str) -> None:
+    chats = ConversationStore(create_store_engine(db_url))
+    quiz = chats.create(title="quiz night")
+    for message in [
+        UserMessage.from_text("Capital of France?"),
+        AssistantMessage(content=[TextContent(text="Paris.")]),
+        UserMessage.from_text("Two plus two?"),
+        AssistantMessage(content=[TextContent(text="Four.")]),
+    ]:
+        chats.append_message(quiz.id, message)
+    other = chats.create(title="small talk")
+    chats.append_message(other.id, UserMessage.from_text("Hello"))
+
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.run()
+    picker = at.multiselect(key="exp_w_chats")
+    # Newest first, named by title and when.
+    assert [option.split(" · ")[0] for option in picker.options] == ["small talk", "quiz night"]
+    picker.set_value([quiz.id]).run()
+    at.button(key="exp_w_add_chats").click().run()
+    assert not at.exception, at.exception
+    items = at.session_state["exp_draft"].dataset.items
+    assert [(item.input, item.expected) for item in items] == [
+        ("Capital of France?", "Paris."),
+        ("Two plus two?", "Four."),
+    ]
+    assert any(c.value.startswith("2 items") for c in at.caption)
+    # Adding the same conversation again adds none of its turns twice.
+    at.multiselect(key="exp_w_chats").set_value([quiz.id, other.id]).run()
+    at.button(key="exp_w_add_chats").click().run()
+    items = at.session_state["exp_draft"].dataset.items
+    assert [item.input for item in items] == ["Capital of France?", "Two plus two?", "Hello"]
+    assert items[2].expected is None
+    assert any("Added 1 items" in str(s.value) for s in at.success)
