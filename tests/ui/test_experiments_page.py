@@ -133,3 +133,40 @@ def test_items_are_added_from_saved_conversations(db_url: str) -> None:
     assert [item.input for item in items] == ["Capital of France?", "Two plus two?", "Hello"]
     assert items[2].expected is None
     assert any("Added 1 items" in str(s.value) for s in at.success)
+
+
+def _widget(widgets: Any, label: str, nth: int = 0) -> Any:
+    return [w for w in widgets if w.label == label][nth]
+
+
+def test_the_rubric_judge_may_be_a_model_no_variant_uses(db_url: str) -> None:
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.run()
+    at.button(key="exp_w_add_variant").click().run()
+    at.button(key="exp_w_add_scorer").click().run()
+    _widget(at.selectbox, "Kind").set_value("rubric").run()
+    _widget(at.text_area, "Rubric").set_value("Is it polite?").run()
+    judge = _widget(at.selectbox, "Judge")
+    assert judge.options == ["variant 1", "Another model…"]
+    # By default a variant's model judges, as before.
+    assert at.session_state["exp_draft"].scorers[0].judge.variant.name == "judge (variant 1)"
+    judge.set_value("Another model…").run()
+    assert not at.exception, at.exception
+    # The same provider and model fields as a variant's: a second "Provider" appears, for the judge.
+    _widget(at.selectbox, "Provider", 1).set_value("openai").run()
+    _widget(at.text_input, "Model", 1).set_value("gpt-4.1-mini").run()
+    scorer = at.session_state["exp_draft"].scorers[0]
+    assert (scorer.kind, scorer.rubric) == ("rubric", "Is it polite?")
+    assert (scorer.judge.variant.provider, scorer.judge.variant.model_id) == ("openai", "gpt-4.1-mini")
+    assert at.session_state["exp_draft"].variants[0].provider == "local"  # the variant is untouched
+
+    # Saved and opened again, the judge is still that model.
+    at.text_input(key="exp_w_name").set_value("judged").run()
+    at.button(key="exp_save").click().run()
+    again = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    again.query_params["e"] = ExperimentStore(create_store_engine(db_url)).list_experiments()[0].id
+    again.run()
+    assert not again.exception, again.exception
+    assert _widget(again.selectbox, "Judge").value == "Another model…"
+    assert _widget(again.text_input, "Model", 1).value == "gpt-4.1-mini"
+    assert again.session_state["exp_draft"].scorers[0].judge.variant.provider == "openai"
