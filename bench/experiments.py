@@ -5,8 +5,13 @@
    `run_agent_loop` over the same items in one thread. Both in the same run; median of 3.
 2. Throughput: 1,000 items × 2 variants against a loopback OpenAI-compatible server whose every
    reply takes 50 ms, at concurrency 16: wall time against the ideal 2,000 × 50 ms ÷ 16.
+3. The peer: Inspect AI (pinned, in its own venv, see bench/inspect_peer.py) running the same
+   2,000 samples against the same server at `max_connections` 16, generate and a text scorer only;
+   yiem and Inspect take turns, `--peer-repeat` rounds, and the ratio is of their medians.
+4. With `--ray`: the same 2,000 through a local Ray head (127.0.0.1, 2 CPUs, the tests' recipe),
+   against the thread pool at the concurrency Ray has (2 tasks at once on 2 CPUs).
 
-    .venv/bin/python bench/experiments.py --items 10000 --http-items 1000
+    .venv/bin/python bench/experiments.py --items 10000 --http-items 1000 --peer-repeat 1 --ray
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
+import os
 import statistics
 import sys
 import threading
@@ -24,9 +30,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.inspect_peer import INSPECT_VERSION, run_peer
+from tests.fixtures.ray import local_ray_cluster
 from yiem import AgentContext, AgentLoopConfig, LlmModel, ScriptedLlm, TextContent, UserMessage
 from yiem.events import AgentEndEvent
-from yiem.experiments import Dataset, Variant, run_experiment, scorers
+from yiem.experiments import RAY_ADDRESS_ENV, Dataset, Variant, run_experiment, scorers
 from yiem.loop import run_agent_loop
 
 REPLY = {"content": "The answer is 42.", "usage": {"inputTokens": 12, "outputTokens": 6}}
@@ -81,6 +89,19 @@ def start_slow_server(delay: float) -> ThreadingHTTPServer:
         event("[DONE]"),
     ]
 
+    whole = {
+        **base,
+        "object": "chat.completion",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "The answer is 42."},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 6, "total_tokens": 18},
+    }
+
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         disable_nagle_algorithm = True
@@ -89,8 +110,17 @@ def start_slow_server(delay: float) -> ThreadingHTTPServer:
             pass
 
         def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
             time.sleep(delay)
+            if not request.get("stream"):  # Inspect asks without streaming: the same reply, whole
+                body = json.dumps(whole).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                self.wfile.flush()
+                return
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Transfer-Encoding", "chunked")
@@ -121,7 +151,9 @@ def serve_in_own_process(delay: float) -> tuple[multiprocessing.Process, int]:
     return process, int(ports.get(timeout=30))
 
 
-def http_seconds(items: int, concurrency: int, base_url: str) -> tuple[float, float]:
+def http_seconds(
+    items: int, concurrency: int, base_url: str, executor: str = "threads"
+) -> tuple[float, float]:
     data = dataset(items)
     variants = [
         Variant(
@@ -135,7 +167,7 @@ def http_seconds(items: int, concurrency: int, base_url: str) -> tuple[float, fl
         for name, prompt in (("plain", ""), ("terse", "Be terse."))
     ]
     started, cpu = time.perf_counter(), time.process_time()
-    result = run_experiment(data, variants, [scorers.contains()], concurrency=concurrency)
+    result = run_experiment(data, variants, [scorers.contains()], concurrency=concurrency, executor=executor)
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     assert result.status == "finished" and len(result.outcomes) == 2 * items, result.status
     errors = [o.error for o in result.outcomes if o.error]
@@ -152,6 +184,8 @@ def main() -> None:
     parser.add_argument("--http-items", type=int, default=1_000)
     parser.add_argument("--delay", type=float, default=0.05)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--peer-repeat", type=int, default=3, help="rounds against Inspect AI; 0: none")
+    parser.add_argument("--ray", action="store_true", help="also through a local Ray head")
     args = parser.parse_args()
 
     runner_seconds(200, 4)  # warm-up: imports, pydantic schemas, thread pool
@@ -172,6 +206,12 @@ def main() -> None:
         try:
             http_seconds(20, args.concurrency, base_url)  # warm-up: connections
             wall, cpu = http_seconds(args.http_items, args.concurrency, base_url)
+            yiem_walls, peer_walls = [wall], []
+            for round_ in range(args.peer_repeat):
+                if round_:
+                    yiem_walls.append(http_seconds(args.http_items, args.concurrency, base_url)[0])
+                peer_walls.append(run_peer(base_url, args.http_items, args.concurrency))
+            ray_figures = ray_seconds(args.http_items, base_url) if args.ray else None
         finally:
             process.kill()
             process.join()
@@ -186,6 +226,42 @@ def main() -> None:
             f"{args.concurrency}): {wall / ideal:.2f} ×"
         )
         print(f"   runner CPU {cpu:.2f} s, {cpu / total * 1000:.2f} ms per item (all its threads)")
+        if peer_walls:
+            ours, theirs = statistics.median(yiem_walls), statistics.median(peer_walls)
+            print(
+                f"3. the same {total:,} against Inspect AI {INSPECT_VERSION} (max_connections "
+                f"{args.concurrency}), median of {len(peer_walls)}"
+            )
+            print(f"   yiem {_runs(yiem_walls)}; Inspect {_runs(peer_walls)}")
+            print(f"   yiem ÷ Inspect: {ours / theirs:.2f}")
+        if ray_figures is not None:
+            threads, ray = ray_figures
+            print(f"4. the same {total:,} on a local Ray head (2 CPUs: 2 tasks at once)")
+            print(f"   thread pool at concurrency 2: {threads:.2f} s; Ray: {ray:.2f} s")
+            print(
+                f"   Ray ÷ threads: {ray / threads:.2f} × "
+                f"({(ray - threads) / total * 2 * 1000:+.1f} ms per item on each of its 2 slots)"
+            )
+
+
+def _runs(walls: list[float]) -> str:
+    return ", ".join(f"{wall:.2f}" for wall in walls) + " s"
+
+
+def ray_seconds(items: int, base_url: str) -> tuple[float, float]:
+    """The same items through the thread pool at 2 and through a 2-CPU Ray head (one task a CPU)."""
+    threads = http_seconds(items, 2, base_url)[0]
+    with local_ray_cluster() as cluster:
+        os.environ[RAY_ADDRESS_ENV] = cluster.address
+        try:
+            http_seconds(20, 2, base_url, executor="ray")  # warm-up: workers and their clients
+            ray = http_seconds(items, 2, base_url, executor="ray")[0]
+        finally:
+            del os.environ[RAY_ADDRESS_ENV]
+            import ray as ray_module
+
+            ray_module.shutdown()
+    return threads, ray
 
 
 if __name__ == "__main__":

@@ -7,6 +7,17 @@ from pathlib import Path
 import pytest
 
 from yiem.experiments import Dataset, DatasetError, DatasetItem
+from yiem.store import ConversationNotFoundError, ConversationStore, create_store_engine
+from yiem.types import (
+    AgentMessage,
+    AgentToolCall,
+    AssistantMessage,
+    AssistantMessageToolCall,
+    ImageContent,
+    TextContent,
+    ToolResultMessage,
+    UserMessage,
+)
 
 CSV = """question,answer,language,topic
 Capital of France?,Paris,English,"geo, easy"
@@ -73,3 +84,59 @@ def test_version_follows_the_items() -> None:
     data.items[0].expected = "y"
     assert data.version != before
     assert frozen.version == before
+
+
+def _saved_chat(store: ConversationStore, title: str, messages: list[AgentMessage]) -> str:
+    conversation = store.create(title=title, provider="local", model="smollm2")
+    for message in messages:
+        store.append_message(conversation.id, message)
+    return conversation.id
+
+
+def _reply(text: str, error: str | None = None) -> AssistantMessage:
+    return AssistantMessage(content=[TextContent(text=text)], error_message=error)
+
+
+def test_items_from_two_saved_conversations(tmp_path: Path) -> None:
+    engine = create_store_engine(f"sqlite:///{tmp_path / 'app.db'}")
+    mine = ConversationStore(engine, owner="ann")
+    image = ImageContent(data="aGk=", mime_type="image/png")
+    capitals = _saved_chat(
+        mine,
+        "capitals",
+        [
+            UserMessage.from_text("Capital of France?"),
+            _reply("Paris."),
+            UserMessage.from_text("And of Italy?", [image]),
+            # A turn with a tool call: its answer is the last plain reply, not the call.
+            AssistantMessageToolCall(tool_calls=[AgentToolCall(id="c1", name="lookup")]),
+            ToolResultMessage(tool_call_id="c1", tool_name="lookup", content=[TextContent(text="Rome")]),
+            _reply("Rome."),
+            UserMessage.from_text("And of Spain?"),
+            _reply("", error="The provider did not answer."),
+        ],
+    )
+    sums = _saved_chat(mine, "sums", [UserMessage.from_text("2+2?"), _reply("4")])
+
+    data = Dataset.from_conversations(mine, [capitals, sums], name="from chat")
+    assert data.name == "from chat"
+    assert [(i.input, i.expected) for i in data.items] == [
+        ("Capital of France?", "Paris."),
+        ("And of Italy?", "Rome."),
+        ("And of Spain?", None),  # the reply failed: the question is kept, with nothing expected
+        ("2+2?", "4"),
+    ]
+    assert data.items[1].images == [image] and data.items[0].images == []
+    # Ids name the conversation and the turn: adding the same conversation again gives the same ids.
+    assert [i.id for i in data.items] == [
+        f"{capitals[:8]}-1",
+        f"{capitals[:8]}-2",
+        f"{capitals[:8]}-3",
+        f"{sums[:8]}-1",
+    ]
+    assert Dataset.from_conversations(mine, [sums]).items == data.items[3:]
+
+    # Another person's store cannot read ann's conversations, and says so rather than adding nothing.
+    theirs = ConversationStore(engine, owner="bob")
+    with pytest.raises(ConversationNotFoundError, match="not yours"):
+        Dataset.from_conversations(theirs, [sums])

@@ -1,5 +1,6 @@
 """The Experiments page in a real Chromium against the embedded model (llama-server + SmolLM2):
-a 4-item dataset uploaded as CSV, two variants (two system prompts), the `contains` scorer, a run
+a 4-item dataset uploaded as CSV, two variants (two system prompts), the `contains` scorer and a
+rubric judged by the same local model, a run
 stopped midway and resumed, and the matrix, summary and comparison drawn. Screenshots go to
 tests/artifacts/."""
 
@@ -66,6 +67,21 @@ def _wait_for_outcomes(store: ExperimentStore, count: int, timeout_s: float) -> 
     raise AssertionError(f"fewer than {count} outcomes stored after {timeout_s:.0f} s")
 
 
+def _choose(page: Any, combobox: Any, option: str) -> None:
+    """Open the select box and pick `option` once its list is shown (a rerun can close the list)."""
+    choice = page.get_by_role("option", name=option, exact=True)
+    for _attempt in range(3):
+        combobox.click()
+        try:
+            choice.wait_for(timeout=20_000)
+            choice.click()
+            return
+        except Exception:
+            page.keyboard.press("Escape")
+    screenshot(page, "experiments-select-failed")
+    raise AssertionError(f"the option {option!r} never showed in its select box")
+
+
 def test_run_stop_resume_and_matrix(streamlit_app: StreamlitApp, page: Any, tmp_path: Path) -> None:
     page.goto(f"{streamlit_app.url}/experiments")
     page.get_by_text("No runs yet").wait_for(timeout=LONG)
@@ -97,6 +113,23 @@ def test_run_stop_resume_and_matrix(streamlit_app: StreamlitApp, page: Any, tmp_
     # and a run with no scorer draws no badges.
     page.get_by_text(re.compile(r"^Scorer 1: ")).wait_for(timeout=LONG)
     _idle(page)
+    # A rubric graded by the same local model (the judge defaults to the first variant's model).
+    page.get_by_role("button", name="Add a scorer", exact=True).click()
+    page.get_by_text(re.compile(r"^Scorer 2: ")).wait_for(timeout=LONG)
+    _idle(page)
+    _choose(page, page.get_by_role("combobox", name="Kind").nth(1), "Graded by a model (rubric)")
+    rubric = page.get_by_label("Rubric", exact=True)
+    rubric.wait_for(timeout=LONG)
+    _idle(page)
+    _fill(rubric, "Score 1 if the answer names the colour the user asked for, else 0.")
+    _idle(page)
+    # Its name was set when it was added as "contains 2"; a name of its own shows on its badges.
+    scorer_2 = page.get_by_test_id("stExpander").filter(has_text="Scorer 2:")
+    _fill(scorer_2.get_by_label("Name", exact=True), "rubric")
+    # The expander is titled from the draft as the last run left it: this title means it holds the rubric.
+    page.get_by_text("Scorer 2: Graded by a model (rubric)", exact=True).wait_for(timeout=LONG)
+    _idle(page)
+    expect(rubric).to_have_value("Score 1 if the answer names the colour the user asked for, else 0.")
 
     _tab(page, "Run")
     _fill(page.get_by_label("Items at once per provider"), "1")
@@ -136,12 +169,16 @@ def test_run_stop_resume_and_matrix(streamlit_app: StreamlitApp, page: Any, tmp_
     outcomes = store.outcomes(done.id)
     assert len({(o.item_id, o.variant) for o in outcomes}) == 8
     assert first_outcomes <= {(o.item_id, o.variant) for o in outcomes}  # kept, not re-run
+    # Every item was graded by the local judge too, its usage kept apart from the item's own.
+    judged = [[s for s in o.scores if s.scorer == "rubric"] for o in outcomes]
+    assert all(len(scores) == 1 and scores[0].judge_model for scores in judged), [o.scores for o in outcomes]
 
     # The matrix: 4 rows, each with a cell per variant carrying the contains badge.
     # Waited for, not counted at once: the rows of the run's last render linger until the new one
     # is drawn, so the rows can be there before their badges.
     expect(page.locator('[class*="st-key-exp_row_"]')).to_have_count(4, timeout=LONG)
     expect(page.get_by_text(re.compile(r"^contains [01]\.00$"))).to_have_count(8, timeout=LONG)
+    expect(page.get_by_text(re.compile(r"^rubric [01]\.\d\d$"))).to_have_count(8, timeout=LONG)
     expect(page.get_by_text("Improved", exact=True)).to_have_count(1, timeout=LONG)  # the comparison
     screenshot(page, "experiments-matrix")
 

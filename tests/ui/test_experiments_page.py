@@ -22,7 +22,8 @@ from yiem.experiments import (
     run_experiment,
     scorers,
 )
-from yiem.store import create_store_engine
+from yiem.store import ConversationStore, create_store_engine
+from yiem.types import AssistantMessage, TextContent, UserMessage
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "ui" / "pages" / "experiments.py")
@@ -165,3 +166,76 @@ def test_a_transcript_has_a_timeline_under_each_reply_drawn_when_opened(db_url: 
     (chart,) = _timeline_charts(at)
     assert chart["data"][0]["y"] == ["model"]
     assert chart["data"][1]["text"] == ["TTFT"]
+
+
+def test_items_are_added_from_saved_conversations(db_url: str) -> None:
+    chats = ConversationStore(create_store_engine(db_url))
+    quiz = chats.create(title="quiz night")
+    for message in [
+        UserMessage.from_text("Capital of France?"),
+        AssistantMessage(content=[TextContent(text="Paris.")]),
+        UserMessage.from_text("Two plus two?"),
+        AssistantMessage(content=[TextContent(text="Four.")]),
+    ]:
+        chats.append_message(quiz.id, message)
+    other = chats.create(title="small talk")
+    chats.append_message(other.id, UserMessage.from_text("Hello"))
+
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.run()
+    picker = at.multiselect(key="exp_w_chats")
+    # Newest first, named by title and when.
+    assert [option.split(" · ")[0] for option in picker.options] == ["small talk", "quiz night"]
+    picker.set_value([quiz.id]).run()
+    at.button(key="exp_w_add_chats").click().run()
+    assert not at.exception, at.exception
+    items = at.session_state["exp_draft"].dataset.items
+    assert [(item.input, item.expected) for item in items] == [
+        ("Capital of France?", "Paris."),
+        ("Two plus two?", "Four."),
+    ]
+    assert any(c.value.startswith("2 items") for c in at.caption)
+    # Adding the same conversation again adds none of its turns twice.
+    at.multiselect(key="exp_w_chats").set_value([quiz.id, other.id]).run()
+    at.button(key="exp_w_add_chats").click().run()
+    items = at.session_state["exp_draft"].dataset.items
+    assert [item.input for item in items] == ["Capital of France?", "Two plus two?", "Hello"]
+    assert items[2].expected is None
+    assert any("Added 1 items" in str(s.value) for s in at.success)
+
+
+def _widget(widgets: Any, label: str, nth: int = 0) -> Any:
+    return [w for w in widgets if w.label == label][nth]
+
+
+def test_the_rubric_judge_may_be_a_model_no_variant_uses(db_url: str) -> None:
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.run()
+    at.button(key="exp_w_add_variant").click().run()
+    at.button(key="exp_w_add_scorer").click().run()
+    _widget(at.selectbox, "Kind").set_value("rubric").run()
+    _widget(at.text_area, "Rubric").set_value("Is it polite?").run()
+    judge = _widget(at.selectbox, "Judge")
+    assert judge.options == ["variant 1", "Another model…"]
+    # By default a variant's model judges, as before.
+    assert at.session_state["exp_draft"].scorers[0].judge.variant.name == "judge (variant 1)"
+    judge.set_value("Another model…").run()
+    assert not at.exception, at.exception
+    # The same provider and model fields as a variant's: a second "Provider" appears, for the judge.
+    _widget(at.selectbox, "Provider", 1).set_value("openai").run()
+    _widget(at.text_input, "Model", 1).set_value("gpt-4.1-mini").run()
+    scorer = at.session_state["exp_draft"].scorers[0]
+    assert (scorer.kind, scorer.rubric) == ("rubric", "Is it polite?")
+    assert (scorer.judge.variant.provider, scorer.judge.variant.model_id) == ("openai", "gpt-4.1-mini")
+    assert at.session_state["exp_draft"].variants[0].provider == "local"  # the variant is untouched
+
+    # Saved and opened again, the judge is still that model.
+    at.text_input(key="exp_w_name").set_value("judged").run()
+    at.button(key="exp_save").click().run()
+    again = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    again.query_params["e"] = ExperimentStore(create_store_engine(db_url)).list_experiments()[0].id
+    again.run()
+    assert not again.exception, again.exception
+    assert _widget(again.selectbox, "Judge").value == "Another model…"
+    assert _widget(again.text_input, "Model", 1).value == "gpt-4.1-mini"
+    assert again.session_state["exp_draft"].scorers[0].judge.variant.provider == "openai"

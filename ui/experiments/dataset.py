@@ -1,4 +1,5 @@
-"""The dataset tab: a table to edit items, CSV or JSONL upload with a column mapping, JSONL export."""
+"""The dataset tab: a table to edit items, CSV or JSONL upload with a column mapping, items from saved
+conversations, JSONL export."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import streamlit as st
 
 from ui.experiments.state import EDITOR_VERSION, WIDGET_PREFIX
 from yiem.experiments import Dataset, DatasetError, DatasetItem, ExperimentDraft
+from yiem.store import Conversation, ConversationStore, StoreError
 
 FIXED = ["id", "input", "expected", "tags"]
 
@@ -56,7 +58,7 @@ def _replace(draft: ExperimentDraft, dataset: Dataset) -> None:
     st.session_state[EDITOR_VERSION] = st.session_state.get(EDITOR_VERSION, 0) + 1
 
 
-def draw_dataset(draft: ExperimentDraft) -> None:
+def draw_dataset(draft: ExperimentDraft, chats: ConversationStore) -> None:
     """Edit the items in place; the table's base is kept until the dataset is replaced."""
     version = st.session_state.get(EDITOR_VERSION, 0)
     base_key = f"{WIDGET_PREFIX}dataset_base_{version}"
@@ -92,6 +94,7 @@ def draw_dataset(draft: ExperimentDraft) -> None:
     left, right = st.columns(2)
     with left:
         _upload(draft)
+        _from_conversations(draft, chats)
     with right:
         st.download_button(
             "Export as JSONL",
@@ -150,6 +153,42 @@ def _upload(draft: ExperimentDraft) -> None:
         items = loaded.items if mode.startswith("Replace") else [*draft.dataset.items, *loaded.items]
         _replace(draft, Dataset(name=draft.dataset.name, items=items))
         st.rerun()
+
+
+def _chat_label(conversation: Conversation) -> str:
+    return f"{conversation.title or '(untitled)'} · {conversation.updated:%Y-%m-%d %H:%M}"
+
+
+def _from_conversations(draft: ExperimentDraft, chats: ConversationStore) -> None:
+    with st.expander("Add from conversations", icon=":material/forum:"):
+        saved = {conversation.id: conversation for conversation in chats.list_conversations()}
+        picked = st.multiselect(
+            "Conversations",
+            list(saved),
+            format_func=lambda key: _chat_label(saved[key]),
+            key=f"{WIDGET_PREFIX}chats",
+            placeholder="Pick saved conversations" if saved else "No saved conversations yet",
+            help="Each of your messages becomes an input, the reply that followed its expected answer",
+        )
+        if st.button(
+            "Add from conversations",
+            key=f"{WIDGET_PREFIX}add_chats",
+            icon=":material/add:",
+            disabled=not picked,
+        ):
+            try:
+                loaded = Dataset.from_conversations(chats, picked)
+            except StoreError as error:  # deleted in another tab since the list was drawn
+                st.error(str(error))
+                return
+            known = {item.id for item in draft.dataset.items}
+            added = [item for item in loaded.items if item.id not in known]
+            _replace(draft, Dataset(name=draft.dataset.name, items=[*draft.dataset.items, *added]))
+            st.session_state[f"{WIDGET_PREFIX}chats_added"] = len(added)
+            st.rerun()
+        added_count = st.session_state.pop(f"{WIDGET_PREFIX}chats_added", None)
+        if added_count is not None:
+            st.success(f"Added {added_count} items (turns already in the dataset are not added twice).")
 
 
 def _columns(text: str, is_csv: bool) -> list[str]:

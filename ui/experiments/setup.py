@@ -16,6 +16,7 @@ from yiem.experiments.scorers import AnyScorer
 from yiem.providers import PRESETS
 
 PROVIDERS = [LOCAL, *[name for name in PRESETS if name != LOCAL]]
+ANOTHER_MODEL = "Another model…"  # the judge picker's entry for a model no variant uses
 SCORER_KINDS = {
     "contains": "Contains the expected text",
     "exact": "Exactly the expected text",
@@ -55,6 +56,21 @@ def _init(key: str, value: Any) -> str:
     return key
 
 
+def _model_fields(k: str, variant: Variant) -> tuple[str, str, str]:
+    """Provider, model and (for a server of one's own) base URL, as a variant or the judge picks them."""
+    left, right = st.columns(2)
+    provider = left.selectbox("Provider", PROVIDERS, key=_init(k + "provider", variant.provider or LOCAL))
+    model_id = right.text_input(
+        "Model", key=_init(k + "model", variant.model_id or DEFAULT_MODELS.get(provider, ""))
+    )
+    base_url = ""
+    if provider not in (LOCAL, "openai", "anthropic", "openrouter", "groq"):
+        base_url = st.text_input(
+            "Base URL", key=_init(k + "base_url", variant.base_url), placeholder="http://127.0.0.1:8080/v1"
+        )
+    return provider, model_id, base_url
+
+
 def draw_variants(draft: ExperimentDraft, tool_names: list[str]) -> None:
     """One expander per variant; the draft's variants are rebuilt from the widgets each run."""
     uids = _uids("variant", len(draft.variants))
@@ -64,20 +80,7 @@ def draw_variants(draft: ExperimentDraft, tool_names: list[str]) -> None:
         k = f"{WIDGET_PREFIX}v_{uid}_"
         with st.expander(f"Variant {index + 1}: {variant.name}", expanded=len(draft.variants) <= 2):
             name = st.text_input("Name", key=_init(k + "name", variant.name))
-            left, right = st.columns(2)
-            provider = left.selectbox(
-                "Provider", PROVIDERS, key=_init(k + "provider", variant.provider or LOCAL)
-            )
-            model_id = right.text_input(
-                "Model", key=_init(k + "model", variant.model_id or DEFAULT_MODELS.get(provider, ""))
-            )
-            base_url = ""
-            if provider not in (LOCAL, "openai", "anthropic", "openrouter", "groq"):
-                base_url = st.text_input(
-                    "Base URL",
-                    key=_init(k + "base_url", variant.base_url),
-                    placeholder="http://127.0.0.1:8080/v1",
-                )
+            provider, model_id, base_url = _model_fields(k, variant)
             prompt = st.text_area(
                 "System prompt (use {var} for an item's vars)", key=_init(k + "prompt", variant.system_prompt)
             )
@@ -201,9 +204,25 @@ def _scorer_fields(kind: str, k: str, old: dict[str, Any], variant_names: list[s
             key=_init(k + "rubric", old.get("rubric", "")),
             placeholder="Is the answer correct and polite?",
         )
-        judge = st.selectbox("Judge: the model of variant", variant_names, key=k + "judge")
-        return {"text": text, "judge": judge}
+        return {"text": text, "judge": _judge_field(k, old.get("judge"), variant_names)}
     return {}
+
+
+def _judge_field(k: str, old: dict[str, Any] | None, variant_names: list[str]) -> Variant | str:
+    """A variant's name (its model judges) or, for "Another model", the judge picked like a variant."""
+    before = Variant.model_validate(old["variant"]) if old else Variant(name="judge", provider=LOCAL)
+    named = before.name.removeprefix("judge (").removesuffix(")")
+    initial = named if named in variant_names else (ANOTHER_MODEL if old or not variant_names else None)
+    choices = [*variant_names, ANOTHER_MODEL]
+    if st.session_state.get(k + "judge", choices[0]) not in choices:
+        del st.session_state[k + "judge"]  # the variant it named was renamed or removed
+    choice = st.selectbox("Judge", choices, key=_init(k + "judge", initial or choices[0]))
+    if choice != ANOTHER_MODEL:
+        return str(choice)
+    provider, model_id, base_url = _model_fields(k + "judge_", before)
+    return Variant(
+        name=f"judge ({model_id or provider})", provider=provider, model_id=model_id, base_url=base_url
+    )
 
 
 FACTORIES: dict[str, Callable[..., AnyScorer]] = {
@@ -243,12 +262,11 @@ def draw_scorers(draft: ExperimentDraft) -> None:
             try:
                 fields = _scorer_fields(kind, k, old if scorer.kind == kind else {}, list(variants))
                 if kind == "rubric":
-                    judge = variants.get(fields["judge"])
-                    if judge is None:
-                        raise ScorerError("Add a variant first: the judge uses one variant's model.")
-                    judge = judge.model_copy(
-                        update={"system_prompt": "", "tools": [], "name": f"judge ({judge.name})"}
-                    )
+                    judge = fields["judge"]
+                    if not isinstance(judge, Variant):
+                        judge = variants[judge].model_copy(
+                            update={"system_prompt": "", "tools": [], "name": f"judge ({judge})"}
+                        )
                     built: AnyScorer = scorers.rubric(fields["text"], judge, threshold=threshold, name=name)
                 else:
                     built = FACTORIES[kind](**fields, name=name)

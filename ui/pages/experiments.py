@@ -72,7 +72,7 @@ except StoreError as error:
 current.name = st.text_input("Name", value=current.name, key="exp_w_name", disabled=run is not None)
 dataset_tab, variants_tab, scorers_tab, run_tab = st.tabs(["Dataset", "Variants", "Scorers", "Run"])
 with dataset_tab:
-    draw_dataset(current)
+    draw_dataset(current, store.conversations)
 with variants_tab:
     registry = st.session_state.get("tool_registry")
     draw_variants(current, sorted(registry.tools) if registry is not None else [])

@@ -18,7 +18,8 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from yiem.errors import YiemError
-from yiem.types import ImageContent, replace_lone_surrogates
+from yiem.store import ConversationStore
+from yiem.types import AgentMessage, AssistantMessage, ImageContent, UserMessage, replace_lone_surrogates
 
 
 class DatasetError(YiemError):
@@ -132,6 +133,22 @@ class Dataset(BaseModel):
             records.append(record)
         return cls.from_records(records, **mapping)
 
+    @classmethod
+    def from_conversations(
+        cls, store: ConversationStore, conversation_ids: Iterable[str], *, name: str = "dataset"
+    ) -> Dataset:
+        """An item per user turn of each saved conversation, its final reply as `expected`.
+
+        Only the store owner's conversations are read: another person's raises
+        `ConversationNotFoundError` as a deleted one does. Item ids name the conversation and turn,
+        so adding the same conversation twice gives the same ids.
+        """
+        items: list[DatasetItem] = []
+        for conversation_id in conversation_ids:
+            store.get(conversation_id)  # not theirs, or deleted: say so rather than add nothing
+            items += turn_items(conversation_id, store.load_messages(conversation_id))
+        return cls(name=name, items=items)
+
     # --- export ----------------------------------------------------------------------------
 
     def to_jsonl(self) -> str:
@@ -139,6 +156,27 @@ class Dataset(BaseModel):
         records = replace_lone_surrogates([item.model_dump(mode="json") for item in self.items])
         lines = [json.dumps(record, ensure_ascii=False) for record in records]
         return "\n".join(lines) + ("\n" if lines else "")
+
+
+def turn_items(conversation_id: str, messages: Sequence[AgentMessage]) -> list[DatasetItem]:
+    """Each user turn with text, and the last text reply before the next one (None if none came)."""
+    turns: list[tuple[UserMessage, str | None]] = []
+    for message in messages:
+        if isinstance(message, UserMessage):
+            turns.append((message, None))
+        elif isinstance(message, AssistantMessage) and turns and message.text and not message.error_message:
+            # After tool calls the turn's answer is its last plain reply, not the first words.
+            turns[-1] = (turns[-1][0], message.text)
+    return [
+        DatasetItem(
+            id=f"{conversation_id[:8]}-{number}",
+            input=user.text,
+            images=[block for block in user.content if isinstance(block, ImageContent)],
+            expected=reply,
+        )
+        for number, (user, reply) in enumerate(turns, start=1)
+        if user.text.strip()
+    ]
 
 
 def _read(source: str | Path | io.TextIOBase) -> str:
