@@ -1,6 +1,6 @@
 """The store: conversations, messages and usage rows on SQLite or PostgreSQL, with migrations."""
 
-from yiem.store._compare_tables import compare_votes
+from yiem.store._compare_tables import compare_runs, compare_votes
 from yiem.store._conversations import Conversation, ConversationStore
 from yiem.store._demo_data import DAY_MS, generate, seed_demo
 from yiem.store._engine import create_store_engine, database_url
@@ -38,6 +38,7 @@ __all__ = [
     "StoreCorruptError",
     "StoreError",
     "StoreUnavailableError",
+    "compare_runs",
     "compare_votes",
     "conversations",
     "create_store_engine",

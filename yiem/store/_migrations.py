@@ -146,6 +146,14 @@ def _migrate_10_to_11(conn: Connection) -> None:
         install_rollup(conn, rollup)
 
 
+def _migrate_11_to_12(conn: Connection) -> None:
+    # Version 12 tags usage rows with the page that made them (usage.source, "compare") and adds the
+    # saved comparisons (compare_runs, made by create_all after the steps). Earlier steps that make
+    # usage from today's metadata may have added the column already.
+    if "source" not in {c["name"] for c in inspect(conn).get_columns("usage")}:
+        conn.execute(text("ALTER TABLE usage ADD COLUMN source TEXT"))
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
@@ -157,6 +165,7 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     8: _migrate_8_to_9,
     9: _migrate_9_to_10,
     10: _migrate_10_to_11,
+    11: _migrate_11_to_12,
 }
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 
