@@ -1,6 +1,6 @@
 """The store: conversations, messages and usage rows on SQLite or PostgreSQL, with migrations."""
 
-from yiem.store._compare_tables import compare_runs, compare_votes
+from yiem.store._compare_tables import COMPARE_SOURCE, compare_runs, compare_votes
 from yiem.store._conversations import Conversation, ConversationStore
 from yiem.store._demo_data import DAY_MS, generate, seed_demo
 from yiem.store._engine import create_store_engine, database_url
@@ -26,6 +26,7 @@ from yiem.store._schema import (
 from yiem.store._usage_rows import usage_row
 
 __all__ = [
+    "COMPARE_SOURCE",
     "DAY_MS",
     "ERROR_STOP_REASON",
     "SCHEMA_VERSION",

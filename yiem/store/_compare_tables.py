@@ -6,6 +6,9 @@ from sqlalchemy import BigInteger, Column, Index, String, Table, Text
 
 from yiem.store._schema import metadata, owner_column
 
+COMPARE_SOURCE = "compare"
+"""`usage.source` of the Compare page's replies (schema 12): the Costs page's Compare filter."""
+
 # Who voted, when, on which prompt, the two models as shown (left, right) and the verdict:
 # left, right, tie or both_bad. `tag` lets the leaderboard be filtered (e.g. a project or task).
 compare_votes = Table(

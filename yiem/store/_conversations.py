@@ -91,11 +91,15 @@ def _escape_like(text: str) -> str:
 
 
 class ConversationStore:
-    """One person's conversations: every query is scoped to `owner` in SQL; each write is one transaction."""
+    """One person's conversations: every query is scoped to `owner` in SQL; each write is one transaction.
 
-    def __init__(self, engine: Engine, owner: str = OWNER_DEFAULT) -> None:
+    `source` tags the usage rows it writes with the page they come from (`usage.source`; None for Chat).
+    """
+
+    def __init__(self, engine: Engine, owner: str = OWNER_DEFAULT, source: str | None = None) -> None:
         self.engine = engine
         self.owner = owner
+        self.source = source
 
     def _mine(self, conversation_id: str) -> ColumnElement[bool]:
         return (conversations.c.id == conversation_id) & (conversations.c.owner == self.owner)
@@ -113,8 +117,9 @@ class ConversationStore:
         model: str = "",
         system_prompt: str = "",
         setup: dict[str, Any] | None = None,
+        hidden: bool = False,
     ) -> Conversation:
-        """A new, empty conversation."""
+        """A new, empty conversation (`hidden`: kept out of Chat's list until opened there)."""
         now = _now_ms()
         row: dict[str, Any] = {
             "id": str(uuid.uuid4()),
@@ -125,6 +130,7 @@ class ConversationStore:
             "created_ms": now,
             "updated_ms": now,
             "setup": None if setup is None else _setup_json(setup),
+            "hidden": hidden,
             "owner": self.owner,
         }
         with self.engine.begin() as conn:
@@ -270,6 +276,7 @@ class ConversationStore:
                             insert(usage).values(
                                 **usage_row(message, model, conversation_id, usage_estimated),
                                 owner=self.owner,
+                                source=self.source,
                             )
                         )
                 return position
