@@ -103,6 +103,30 @@ def test_a_comparison_is_saved_listed_and_reopened_by_its_url(db_url: str, serve
     assert [r.id for r in store.list_comparisons()] == [record_id]
 
 
+def test_continue_in_chat_opens_a_column_s_conversation_which_then_joins_chat_s_list(
+    db_url: str, server: ScriptedServer
+) -> None:
+    server.script(_answer("Ahoy"), _answer("Good day"))
+    at = _compare_page()
+    at.session_state["compare_specs"] = _specs(server)
+    at.run()
+    comparison = _send(at, "Say hello.")
+    ids = [column.conversation_id for column in comparison.columns]
+    chats = [link.proto for link in _links(at) if link.proto.label == "Continue in Chat"]
+    # Chat is the app's default page: its URL path is empty.
+    assert [(link.page, link.query_string) for link in chats] == [("", f"c={cid}") for cid in ids]
+    store = ConversationStore(create_store_engine(db_url))
+    assert store.list_conversations() == []  # kept out of Chat's list until opened there
+
+    chat = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    chat.query_params["c"] = chats[1].query_string.removeprefix("c=")
+    chat.run()
+    assert not chat.exception, chat.exception
+    answer = comparison.columns[1].text
+    assert answer in _markdown(chat)
+    assert [c.id for c in store.list_conversations()] == [ids[1]]
+
+
 def test_someone_elses_or_a_deleted_comparison_says_so(db_url: str) -> None:
     at = _compare_page()
     at.query_params["cmp"] = "no-such-id"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.messages import continue_in_chat
 from yiem.chat import safe_markdown
 from yiem.compare import ColumnFigures, ColumnState, Comparison
 
@@ -47,6 +48,8 @@ def _draw_column(index: int, column: ColumnState, blind: bool, cheapest: bool, f
         st.caption("Stopped.")
     if column.status != "idle":
         st.caption(figures_caption(column.figures))
+    if column.conversation_id and column.status != "running" and not blind:
+        continue_in_chat(column.conversation_id)
 
 
 def draw_columns(comparison: Comparison, blind: bool) -> None:

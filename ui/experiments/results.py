@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from ui.experiments.state import experiment_store
+from ui.messages import continue_in_chat
 from yiem.experiments import ExperimentResult, ItemOutcome
 from yiem.types import AssistantMessageToolCall, TextContent, ToolResultMessage, UserMessage
 
@@ -132,12 +133,7 @@ def show_transcript(outcome: ItemOutcome) -> None:
                         st.caption(f"calls {call.name}")
                         st.json(call.arguments, expanded=False)
     if outcome.conversation_id:
-        st.page_link(
-            "ui/pages/chat.py",
-            label="Continue in Chat",
-            icon=":material/chat:",
-            query_params={"c": outcome.conversation_id},
-        )
+        continue_in_chat(outcome.conversation_id)
 
 
 def draw_exports(result: ExperimentResult) -> None:
