@@ -10,7 +10,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import bootstrap
+from ui import bootstrap, messages
 from ui.chat import agent as chat_agent
 from ui.chat import history
 from ui.chat import settings as chat_settings
@@ -148,7 +148,7 @@ def _draw_run(events: Iterator[AgentEvent | Quiet]) -> str | None:
                 # Collapsed: each redraw of the label would collapse it anyway. And not `with status:`:
                 # leaving that block marks the status complete while the tool still runs.
                 status.caption("Arguments")
-                history.json_block(event.args, into=status)
+                messages.json_block(event.args, into=status)
                 running[event.tool_call.id] = _RunningTool(status, event.tool_call.name)
         elif isinstance(event, ToolExecutionUpdateEvent):
             reporting = running.get(event.tool_call.id)
@@ -170,7 +170,7 @@ def _draw_run(events: Iterator[AgentEvent | Quiet]) -> str | None:
             )
             with status:
                 st.caption("Result")
-                history.draw_tool_result(event.result)
+                messages.draw_tool_result(event.result)
         elif isinstance(event, AgentEndEvent) and event.error_message and event.stop_reason != "aborted":
             # Errors of a reply are drawn with it; this is for the loop's own (e.g. too many turns).
             shown = any(
@@ -196,7 +196,7 @@ def _redraw_when_interrupted(outcome: dict[str, bool]) -> None:
 def run(chat: ChatSession, prompt: UserMessage, show_in_url: Callable[[], None]) -> None:
     """Run the agent on `prompt` in this conversation, drawing it as it goes; reruns the page after."""
     with st.chat_message("user"):
-        history.draw_blocks(prompt.content)
+        messages.draw_blocks(prompt.content)
     settings = bootstrap.settings()
     # Saved before anything can fail, and named in the URL, so the prompt survives a Stop or a crash.
     try:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.messages import continue_in_chat
-from yiem.chat import safe_markdown
+from ui.messages import continue_in_chat, draw_blocks, draw_tool_call
+from yiem.chat import safe_markdown, tool_results_by_call
 from yiem.compare import ColumnFigures, ColumnState, Comparison
+from yiem.types import AssistantMessage, AssistantMessageToolCall
 
 RUN = "compare_run"
 """Session key: the Comparison on the page (its columns keep their conversations for follow-ups)."""
@@ -33,13 +34,26 @@ def _heading(index: int, column: ColumnState, blind: bool) -> str:
     return f"Model {'AB'[index]}" if blind and index < 2 else column.spec.label
 
 
+def _draw_turn(column: ColumnState) -> None:
+    # The finished replies as Chat draws them (text, then each tool call with its result), then
+    # the reply streaming now.
+    results = tool_results_by_call(column.turn)
+    for message in list(column.turn):
+        if isinstance(message, AssistantMessage | AssistantMessageToolCall):
+            draw_blocks(message.content)
+            if isinstance(message, AssistantMessageToolCall):
+                for call in message.tool_calls:
+                    draw_tool_call(call, results.get(call.id))
+    if column.partial:
+        st.markdown(safe_markdown(column.partial))
+
+
 def _draw_column(index: int, column: ColumnState, blind: bool, cheapest: bool, fastest: bool) -> None:
     st.subheader(_heading(index, column, blind))
     badges = (["cheapest"] if cheapest else []) + (["fastest"] if fastest else [])
     if badges:
         st.badge(" · ".join(badges), icon=":material/star:", color="green")
-    if column.text:
-        st.markdown(safe_markdown(column.text))
+    _draw_turn(column)
     if column.status == "running":
         st.caption("Answering…")
     elif column.status == "error":
