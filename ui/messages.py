@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -78,3 +79,20 @@ def draw_tool_result(result: ToolResultMessage) -> None:
     if result.details is not None:
         st.caption("Details")
         json_block(result.details)
+
+
+IMAGE_TYPES = ["png", "jpg", "jpeg", "gif", "webp"]
+"""The image files a chat input accepts."""
+
+
+def submitted_prompt(submitted: Any) -> tuple[str, list[ImageContent]]:
+    """The text and images of what a chat input with `accept_file` returned (or its plain text)."""
+    if submitted is None:
+        return "", []
+    if isinstance(submitted, str):
+        return submitted, []
+    images = [
+        ImageContent(data=base64.b64encode(file.getvalue()).decode(), mime_type=file.type or "image/png")
+        for file in submitted.files
+    ]
+    return submitted.text, images

@@ -9,10 +9,9 @@ import streamlit as st
 
 from ui import bootstrap
 from yiem.agent import Agent
-from yiem.chat import LOCAL, ConnectionSettingsError, RunAgent, calls_tools, connect
+from yiem.chat import LOCAL, ConnectionSettingsError, RunAgent, calls_tools, connect, takes_images
 from yiem.events import AgentEvent
 from yiem.llm import LlmClient
-from yiem.providers.catalog import get_model
 from yiem.types import AgentLoopConfig, AgentMessage, LlmModel, UserMessage
 
 OVERRIDE_KEY = "llm_override"
@@ -70,9 +69,7 @@ def accepts_images() -> bool:
     if override is not None:
         return "image" in override[1].input
     settings = bootstrap.settings()
-    if settings.provider == LOCAL or not settings.model_id:
-        return False
-    return "image" in get_model(settings.provider, settings.model_id).input
+    return takes_images(settings.provider, settings.model_id)
 
 
 def prepare() -> tuple[RunAgent, LlmModel, Agent]:

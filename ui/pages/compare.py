@@ -16,6 +16,8 @@ from ui.compare.columns import BLIND, RUN, draw_columns, draw_live
 from ui.compare.saved import draw_saved, follow_url, show_in_url
 from ui.compare.setup import draw_column_settings
 from ui.compare.votes import VOTED, draw_leaderboard, draw_vote
+from ui.messages import IMAGE_TYPES, submitted_prompt
+from yiem.chat import takes_images
 from yiem.compare import CompareError, Comparison, ComparisonStore, VoteStore
 from yiem.store import StoreError
 
@@ -34,8 +36,19 @@ votes = VoteStore(saved.engine, owner.id)
 # An admin's leaderboard counts the whole team's votes; everyone else's, their own.
 board_votes = VoteStore(votes.engine, None) if owner.signed_in and owner.is_admin else votes
 
-prompt = st.chat_input("One prompt for every column", key="cmp_prompt")
-if prompt:
+# Images go with the prompt only when every column's model takes them, as Chat decides for its model.
+with_images = all(takes_images(spec.provider, spec.model_id) for spec in specs)
+prompt, images = submitted_prompt(
+    st.chat_input(
+        "One prompt for every column (attach images with +)"
+        if with_images
+        else "One prompt for every column",
+        key="cmp_prompt_images" if with_images else "cmp_prompt",
+        accept_file="multiple" if with_images else False,
+        file_type=IMAGE_TYPES if with_images else None,
+    )
+)
+if prompt.strip() or images:
     try:
         if blind and len(specs) != 2:
             raise CompareError("Blind mode compares exactly two columns; set Columns to 2.")
@@ -54,7 +67,7 @@ if prompt:
         st.session_state[BLIND] = blind
         st.session_state.pop(VOTED, None)
         st.session_state["compare_last_prompt"] = prompt
-        comparison.start(prompt)
+        comparison.start(prompt, images)
         show_in_url(comparison)
     except (CompareError, StoreError) as error:
         st.error(str(error))

@@ -26,6 +26,7 @@ from yiem.chat._settings import (
     key_status,
     register_server_secrets,
     starting_base_url,
+    takes_images,
 )
 from yiem.chat._setup import ChatSetup, apply_setup, conversation_setup, setup_of, stored_setup
 from yiem.chat._timeline import MODEL_LANE, TimelineBar, reply_ranges, reply_timeline
@@ -74,6 +75,7 @@ __all__ = [
     "setup_of",
     "starting_base_url",
     "stored_setup",
+    "takes_images",
     "title_from",
     "tool_results_by_call",
     "user_message",
