@@ -18,6 +18,7 @@ import multiprocessing
 import statistics
 import sys
 import time
+from multiprocessing.synchronize import Event
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -46,8 +47,8 @@ def slow_reply() -> Reply:
 def serve(
     replies: int,
     slow: int,
-    ready: multiprocessing.Queue[str],  # type: ignore[type-arg]
-    stop: multiprocessing.Event,  # type: ignore[type-arg]
+    ready: multiprocessing.Queue[str],
+    stop: Event,
 ) -> None:
     server = ScriptedServer()
     server.script(*(reply() for _ in range(replies)), *(slow_reply() for _ in range(slow)))
