@@ -135,3 +135,22 @@ def test_someone_elses_or_a_deleted_comparison_says_so(db_url: str) -> None:
     assert any("no longer exists or is not yours" in str(e.value) for e in at.error)
     assert "cmp" not in at.query_params
     assert ConversationStore(create_store_engine(db_url)).list_conversations() == []
+
+
+def test_a_blind_pair_is_saved_without_naming_its_models_before_the_vote(
+    db_url: str, server: ScriptedServer
+) -> None:
+    server.script(_answer("Ahoy"), _answer("Good day"))
+    at = _compare_page()
+    at.session_state["compare_specs"] = _specs(server)
+    at.run()
+    at.toggle(key="cmp_blind").set_value(True).run()
+    comparison = _send(at, "Say hello.")
+    assert comparison.record_id is not None
+    listed = [link.proto for link in _links(at) if "Say hello." in link.proto.label]
+    assert len(listed) == 1 and "blind vote" in listed[0].help
+    assert "pirate" not in listed[0].help and "formal" not in listed[0].help
+    # Nor may a link to Chat (whose settings name the model) show before the vote.
+    assert not [link for link in _links(at) if link.proto.label == "Continue in Chat"]
+    at.button(key="cmp_vote_tie").click().run()
+    assert len([link for link in _links(at) if link.proto.label == "Continue in Chat"]) == 2

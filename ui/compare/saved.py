@@ -61,7 +61,8 @@ def draw_saved(store: ComparisonStore, current: str | None) -> None:
         if not records:
             st.caption("None yet: each comparison is saved once its first prompt is sent.")
         for record in records:
-            models = ", ".join(column.spec.label for column in record.columns)
+            # A blind pair's models stay unnamed here too, or the list would give the vote away.
+            models = "blind vote" if record.blind else ", ".join(c.spec.label for c in record.columns)
             st.page_link(
                 "ui/pages/compare.py",
                 label=("▸ " if record.id == current else "") + (record.title or "Untitled"),
