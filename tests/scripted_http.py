@@ -77,6 +77,9 @@ class ScriptedServer:
         self.requests: list[RecordedRequest] = []
         self.client_gone = threading.Event()
         self.lock = threading.Lock()
+        # Requests being answered now, and the most there ever were at once (to show overlap).
+        self.in_flight = 0
+        self.peak_in_flight = 0
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -102,6 +105,15 @@ class ScriptedServer:
                 with server.lock:
                     server.requests.append(RecordedRequest(self.path, dict(self.headers), body))
                     reply = server.replies.pop(0) if server.replies else Reply(status=599)
+                    server.in_flight += 1
+                    server.peak_in_flight = max(server.peak_in_flight, server.in_flight)
+                try:
+                    self._reply(reply)
+                finally:
+                    with server.lock:
+                        server.in_flight -= 1
+
+            def _reply(self, reply: Reply) -> None:
                 time.sleep(reply.delay_headers)
                 self.send_response(reply.status)
                 for name, value in reply.headers.items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import Iterator
 
@@ -73,6 +74,50 @@ def test_three_columns_stream_at_once(server: ScriptedServer) -> None:
         assert (figures.input_tokens, figures.cached_tokens, figures.output_tokens) == (8, 4, 3)
         assert figures.tokens_per_s is not None and figures.tokens_per_s > 0
         assert figures.cost is None  # a local server's model has no price: "price unknown", not $0
+
+
+def _answer_after_one_second(word: str) -> Reply:
+    # The case: the whole answer comes 1 s after the request, in one go.
+    return Reply(
+        headers={"Content-Type": "text/event-stream"},
+        chunks=openai_text_stream(word, usage=USAGE),
+        delay_headers=1.0,
+    )
+
+
+def test_three_columns_answered_after_one_second_each_are_asked_at_once(server: ScriptedServer) -> None:
+    # In turn they would take 3 s; at once, about 1 s (bench/compare.py times it). Here the
+    # overlap is shown without a clock: the server held all three requests open together, which it
+    # cannot when each column waits for the one before (then at most one is ever open).
+    server.script(*(_answer_after_one_second(w) for w in ("one", "two", "three")))
+    comparison = Comparison([_column(server, f"You are column {i}.") for i in range(3)])
+    comparison.start("Hello")
+    assert comparison.wait(timeout=30)
+    assert [c.status for c in comparison.columns] == ["done"] * 3, [c.error for c in comparison.columns]
+    assert len(server.requests) == 3
+    assert server.peak_in_flight == 3
+
+
+def test_a_follow_up_continues_each_column_s_own_conversation(server: ScriptedServer) -> None:
+    server.script(_answer_after_one_second("red"), _answer_after_one_second("blue"))
+    comparison = Comparison([_column(server, "You are A."), _column(server, "You are B.")])
+    comparison.start("Pick a colour.")
+    assert comparison.wait(timeout=30)
+    first = {c.spec.system_prompt: c.text for c in comparison.columns}
+    assert sorted(first.values()) == ["blue", "red"]
+    server.script(_answer_after_one_second("again"), _answer_after_one_second("again"))
+    comparison.start("Why that one?")
+    assert comparison.wait(timeout=30)
+    assert [c.status for c in comparison.columns] == ["done", "done"], [c.error for c in comparison.columns]
+    follow_ups = server.requests[2:]
+    assert len(follow_ups) == 2
+    for request in follow_ups:
+        sent = request.body["messages"]
+        assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
+        # Its own system prompt with its own earlier answer, never the other column's.
+        system = next(name for name in first if name in json.dumps(sent[0]["content"]))
+        assert first[system] in json.dumps(sent[2]["content"])
+        assert "Why that one?" in json.dumps(sent[3]["content"])
 
 
 def test_a_dead_column_fails_in_words_while_the_others_finish(server: ScriptedServer) -> None:

@@ -17,7 +17,7 @@ from yiem.scripted_llm import ScriptedLlm
 from yiem.store import create_store_engine
 from yiem.types import LlmModel
 
-PAGE = str(Path(__file__).resolve().parents[2] / "ui" / "pages" / "compare.py")
+ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 120
 
 
@@ -26,7 +26,15 @@ def db_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     url = f"sqlite:///{tmp_path / 'app.db'}"
     monkeypatch.setenv("YIEM_DATABASE_URL", url)
     monkeypatch.setenv("YIEM_MCP_CONFIG", str(tmp_path / "no-mcp.json"))
+    monkeypatch.chdir(ROOT)  # the app's pages are named relative to it
     return url
+
+
+def _compare_page() -> AppTest:
+    # Through app.py: the page links to itself (saved comparisons) and to Chat (Continue in Chat).
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.switch_page("ui/pages/compare.py")
+    return at
 
 
 def _dead_url() -> str:
@@ -65,7 +73,7 @@ def _send(at: AppTest, prompt: str) -> Comparison:
 @pytest.mark.llama
 def test_two_llama_columns_and_a_dead_one(db_url: str, llama_server: LocalLlmServer) -> None:
     dead = ColumnSpec(provider="llamacpp", base_url=_dead_url(), model_id="gone")
-    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at = _compare_page()
     at.session_state["compare_specs"] = [
         _llama(llama_server, "You answer like a pirate."),
         _llama(llama_server, "You answer very formally."),
@@ -87,7 +95,7 @@ def test_two_llama_columns_and_a_dead_one(db_url: str, llama_server: LocalLlmSer
 def test_a_blind_vote_hides_names_until_voted_and_updates_the_leaderboard(
     db_url: str, llama_server: LocalLlmServer
 ) -> None:
-    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at = _compare_page()
     pirate = _llama(llama_server, "You answer like a pirate.").model_copy(update={"model_id": "pirate"})
     formal = _llama(llama_server, "You answer very formally.").model_copy(update={"model_id": "formal"})
     at.session_state["compare_specs"] = [pirate, formal]
@@ -127,7 +135,7 @@ def test_each_column_has_a_timeline_of_its_reply_drawn_when_opened(db_url: str) 
     comparison = Comparison(specs, connector=scripted)
     comparison.start("Say hello.")
     assert comparison.wait(timeout=TIMEOUT)
-    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at = _compare_page()
     at.session_state["compare_specs"] = specs
     at.session_state["compare_run"] = comparison
     at.run()

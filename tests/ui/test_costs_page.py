@@ -171,3 +171,34 @@ def test_estimated_requests_are_marked(known_usage: Engine, costs_page: Any) -> 
     marked = [caption.value for caption in page.caption if "estimate" in caption.value]
     assert marked and "≈ 1 of these requests" in marked[0], marked
     assert metrics(page)["Requests"][0] == "5"
+
+
+def test_compare_page_filter_is_shared_by_url(known_usage: Engine, costs_page: Any) -> None:
+    page = paris_view(costs_page)
+    assert not page.get("selectbox") or "source_pick" not in {b.key for b in page.selectbox}
+    when = utc_ms("2026-10-25T12:00:00")
+    with known_usage.begin() as conn:
+        conn.execute(
+            insert(usage),
+            [
+                usage_row(
+                    created_ms=when, input_tokens=10, output_tokens=5, cost_output=0.002, source="compare"
+                ),
+                usage_row(created_ms=when, model="gpt-4o-mini", input_tokens=7, source="compare"),
+            ],
+        )
+    from ui.costs.filters import source_names
+
+    source_names.clear()  # its choices are cached for 30 s
+    page.run()
+    picker = page.selectbox(key="source_pick")
+    assert picker.options == ["Every page", "Compare page"]
+    assert metrics(page)["Requests"][0] == "6"
+    picker.select("compare").run()
+    assert not page.exception
+    assert page.query_params["source"] in ("compare", ["compare"])
+    shown = metrics(page)
+    assert (shown["Requests"][0], shown["Total cost"][0]) == ("2", "$0.0020")
+    page.selectbox(key="source_pick").select_index(0).run()
+    assert "source" not in page.query_params
+    assert metrics(page)["Requests"][0] == "6"

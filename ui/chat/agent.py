@@ -9,7 +9,15 @@ import streamlit as st
 
 from ui import bootstrap
 from yiem.agent import Agent
-from yiem.chat import LOCAL, ModelSettingsError, RunAgent, calls_tools, connect, running_local_model
+from yiem.chat import (
+    LOCAL,
+    ModelSettingsError,
+    RunAgent,
+    calls_tools,
+    connect,
+    running_local_model,
+    takes_images,
+)
 from yiem.events import AgentEvent
 from yiem.llm import LlmClient
 from yiem.providers.catalog import get_model
@@ -96,9 +104,7 @@ def accepts_images() -> bool:
     if override is not None:
         return "image" in override[1].input
     settings = bootstrap.settings()
-    if settings.provider == LOCAL or not settings.model_id:
-        return False
-    return "image" in get_model(settings.provider, settings.model_id).input
+    return takes_images(settings.provider, settings.model_id)
 
 
 def prepare() -> tuple[RunAgent, LlmModel, Agent]:

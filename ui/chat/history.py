@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import streamlit as st
 
 from ui import avatars, bootstrap
 from ui.chat import settings as chat_settings
 from ui.chat.timeline import draw_timeline
+from ui.messages import draw_blocks, draw_tool_call, draw_tool_result
 from yiem.chat import (
     ChatSession,
     ChatSessionError,
     history_start,
-    image_bytes,
     reply_caption,
     reply_ranges,
     safe_markdown,
@@ -23,13 +20,9 @@ from yiem.chat import (
 )
 from yiem.store import StoreError
 from yiem.types import (
-    AgentToolCall,
     AssistantMessage,
     AssistantMessageToolCall,
     ImageContent,
-    ReasoningContent,
-    TextContent,
-    ToolResultMessage,
     UserMessage,
 )
 
@@ -37,64 +30,6 @@ from yiem.types import (
 HISTORY_PAGE = 40
 SHOWN_KEY = "yiem_history_shown"  # (conversation id, how many of its latest messages to draw)
 EDIT_KEY = "yiem_editing"  # "<conversation id>-<index>" of the prompt being edited, if any
-
-
-def json_block(value: Any, into: Any = st) -> None:
-    into.code(json.dumps(value, indent=2, ensure_ascii=False, default=str), language="json")
-
-
-def draw_blocks(content: list[Any]) -> None:
-    reasoning = "\n\n".join(block.text for block in content if isinstance(block, ReasoningContent))
-    if reasoning:
-        with st.expander("Reasoning", expanded=False):
-            st.markdown(safe_markdown(reasoning))
-    for block in content:
-        if isinstance(block, TextContent) and block.text:
-            st.markdown(safe_markdown(block.text))
-        elif isinstance(block, ImageContent):
-            _draw_image(block, 320)
-
-
-def _draw_image(block: ImageContent, width: int) -> None:
-    # Stored or tool-made images may be damaged; one must never stop the conversation from opening.
-    try:
-        st.image(image_bytes(block), width=width)
-    # Bad base64 (ImageDataError), or bytes Streamlit's Pillow cannot open: Pillow raises several
-    # unrelated types (OSError, SyntaxError, DecompressionBombError…) before anything is drawn.
-    except Exception:
-        st.caption(":material/broken_image: An image that cannot be shown: its data is damaged.")
-
-
-def _draw_tool_call(call: AgentToolCall, result: ToolResultMessage | None) -> None:
-    # An expander, not `st.status`: each status costs a 50 ms sleep on every rerun, and a finished
-    # call has no state left to animate.
-    if result is None:
-        label, icon = f"Tool `{call.name}`: no result", ":material/error:"
-    elif result.is_error:
-        label, icon = f"Tool `{call.name}` failed", ":material/error:"
-    else:
-        label, icon = f"Tool `{call.name}`", ":material/check_circle:"
-    with st.expander(label, icon=icon, expanded=False):
-        st.caption("Arguments")
-        json_block(call.arguments)
-        if result is not None:
-            st.caption("Result")
-            draw_tool_result(result)
-
-
-def draw_tool_result(result: ToolResultMessage) -> None:
-    joined = result.text_joined_by("\n")
-    try:
-        json_block(json.loads(joined))
-    except ValueError:
-        has_text = any(isinstance(block, TextContent) for block in result.content)
-        json_block({"content": joined, "isError": result.is_error} if has_text else result.to_json_dict())
-    for block in result.content:
-        if isinstance(block, ImageContent):
-            _draw_image(block, 240)
-    if result.details is not None:
-        st.caption("Details")
-        json_block(result.details)
 
 
 def draw_failure(message: AssistantMessage | AssistantMessageToolCall) -> None:
@@ -145,7 +80,7 @@ def draw_history(chat: ChatSession) -> None:
                 draw_blocks(message.content)
                 if isinstance(message, AssistantMessageToolCall):
                     for call in message.tool_calls:
-                        _draw_tool_call(call, results.get(call.id))
+                        draw_tool_call(call, results.get(call.id))
                 draw_failure(message)
                 st.caption(reply_caption(message))
                 if index in replies:

@@ -10,7 +10,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import avatars, bootstrap
+from ui import avatars, bootstrap, messages
 from ui.chat import agent as chat_agent
 from ui.chat import budget as chat_budget
 from ui.chat import history
@@ -149,7 +149,7 @@ def _draw_run(events: Iterator[AgentEvent | Quiet]) -> str | None:
                 # Collapsed: each redraw of the label would collapse it anyway. And not `with status:`:
                 # leaving that block marks the status complete while the tool still runs.
                 status.caption("Arguments")
-                history.json_block(event.args, into=status)
+                messages.json_block(event.args, into=status)
                 running[event.tool_call.id] = _RunningTool(status, event.tool_call.name)
         elif isinstance(event, ToolExecutionUpdateEvent):
             reporting = running.get(event.tool_call.id)
@@ -171,7 +171,7 @@ def _draw_run(events: Iterator[AgentEvent | Quiet]) -> str | None:
             )
             with status:
                 st.caption("Result")
-                history.draw_tool_result(event.result)
+                messages.draw_tool_result(event.result)
         elif isinstance(event, AgentEndEvent) and event.error_message and event.stop_reason != "aborted":
             # Errors of a reply are drawn with it; this is for the loop's own (e.g. too many turns).
             shown = any(
@@ -198,7 +198,7 @@ def run(chat: ChatSession, prompt: UserMessage, show_in_url: Callable[[], None])
     """Run the agent on `prompt` in this conversation, drawing it as it goes; reruns the page after."""
     if not chat.is_resend(prompt):  # a regenerated prompt is drawn in the history already
         with st.chat_message("user", avatar=avatars.USER):
-            history.draw_blocks(prompt.content)
+            messages.draw_blocks(prompt.content)
     settings = bootstrap.settings()
     # Saved before anything can fail, and named in the URL, so the prompt survives a Stop or a crash.
     try:

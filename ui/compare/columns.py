@@ -5,8 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.chat.timeline import draw_timeline
-from yiem.chat import reply_ranges, safe_markdown
+from ui.messages import continue_in_chat, draw_blocks, draw_tool_call
+from yiem.chat import reply_ranges, safe_markdown, tool_results_by_call
 from yiem.compare import ColumnFigures, ColumnState, Comparison
+from yiem.types import AssistantMessage, AssistantMessageToolCall
 
 RUN = "compare_run"
 """Session key: the Comparison on the page (its columns keep their conversations for follow-ups)."""
@@ -42,6 +44,20 @@ def _draw_latest_timeline(index: int, column: ColumnState) -> None:
         draw_timeline(messages[first:end], key=f"cmp-timeline-{index}-{len(messages)}")
 
 
+def _draw_turn(column: ColumnState) -> None:
+    # The finished replies as Chat draws them (text, then each tool call with its result), then
+    # the reply streaming now.
+    results = tool_results_by_call(column.turn)
+    for message in list(column.turn):
+        if isinstance(message, AssistantMessage | AssistantMessageToolCall):
+            draw_blocks(message.content)
+            if isinstance(message, AssistantMessageToolCall):
+                for call in message.tool_calls:
+                    draw_tool_call(call, results.get(call.id))
+    if column.partial:
+        st.markdown(safe_markdown(column.partial))
+
+
 def _draw_column(
     index: int, column: ColumnState, blind: bool, cheapest: bool, fastest: bool, finished: bool
 ) -> None:
@@ -49,8 +65,7 @@ def _draw_column(
     badges = (["cheapest"] if cheapest else []) + (["fastest"] if fastest else [])
     if badges:
         st.badge(" · ".join(badges), icon=":material/star:", color="green")
-    if column.text:
-        st.markdown(safe_markdown(column.text))
+    _draw_turn(column)
     if column.status == "running":
         st.caption("Answering…")
     elif column.status == "error":
@@ -61,6 +76,8 @@ def _draw_column(
         st.caption(figures_caption(column.figures))
     if finished and not blind:  # its bars name the model, which a blind vote must not show yet
         _draw_latest_timeline(index, column)
+    if column.conversation_id and column.status != "running" and not blind:
+        continue_in_chat(column.conversation_id)
 
 
 def draw_columns(comparison: Comparison, blind: bool) -> None:

@@ -13,6 +13,17 @@ SPECS = "compare_specs"
 """Session key: a list of ColumnSpec a test (or a saved comparison) starts the page with."""
 
 
+_WIDGETS = ("provider", "model", "url", "key", "system", "temp", "tools")
+
+
+def preset_columns(specs: list[ColumnSpec]) -> None:
+    """Start the settings boxes from these columns (a reopened comparison), forgetting what was typed."""
+    st.session_state[SPECS] = specs
+    for key in [key for key in st.session_state if isinstance(key, str) and key.startswith("cmp_")]:
+        if key == "cmp_count" or key == "cmp_blind" or key.rsplit("_", 1)[0][4:] in _WIDGETS:
+            del st.session_state[key]
+
+
 def _defaults(index: int) -> ColumnSpec:
     preset: list[ColumnSpec] | None = st.session_state.get(SPECS)
     if preset is not None and index < len(preset):

@@ -1,5 +1,5 @@
-"""The Costs page's filters: period, time zone, provider, model, experiment and conversation, all kept
-in the URL."""
+"""The Costs page's filters: period, time zone, provider, model, experiment, page and conversation, all
+kept in the URL."""
 
 from __future__ import annotations
 
@@ -41,13 +41,41 @@ def experiment_names(url: str, owner: str | None) -> dict[str, str]:
     return dict(costs.experiment_options(store_engine(url), owner))
 
 
-def _remember_experiment() -> None:
-    """Keep the picked experiment in the URL (`?experiment=ID`) before the page reruns."""
-    picked = st.session_state["experiment_pick"]
+@st.cache_data(ttl=30, show_spinner=False)
+def source_names(url: str, owner: str | None) -> list[str]:
+    """The page filter's choices: the pages other than Chat that made `owner`'s usage (cached)."""
+    return costs.source_options(store_engine(url), owner)
+
+
+_SOURCE_LABELS = {None: "Every page", "compare": "Compare page"}
+
+
+def _choose_source(slot: Any, names: list[str], current: str | None) -> str | None:
+    """The page filter, bound to the URL by hand like the experiment filter."""
+    options: list[str | None] = [None, *names]
+    if current not in options:
+        options.append(current)
+    slot.selectbox(
+        "Page",
+        options,
+        index=options.index(current),
+        format_func=lambda name: _SOURCE_LABELS.get(name, str(name)),
+        help="The usage made on one page other than Chat, e.g. the Compare page's columns",
+        key="source_pick",
+        on_change=_remember,
+        args=("source_pick", "source"),
+    )
+    return current
+
+
+def _remember(pick: str, param: str) -> None:
+    """Keep the picked experiment (`?experiment=ID`) or page (`?source=compare`) in the URL before the
+    page reruns."""
+    picked = st.session_state[pick]
     if picked is None:
-        st.query_params.pop("experiment", None)
+        st.query_params.pop(param, None)
     else:
-        st.query_params["experiment"] = picked
+        st.query_params[param] = picked
     st.query_params.pop("conversation", None)  # a conversation of another experiment would show nothing
 
 
@@ -63,7 +91,8 @@ def _choose_experiment(slot: Any, names: dict[str, str], current: str | None) ->
         format_func=lambda eid: "All usage" if eid is None else names.get(eid, eid),
         help="The usage of one experiment's runs: its items' replies and its rubric judges",
         key="experiment_pick",
-        on_change=_remember_experiment,
+        on_change=_remember,
+        args=("experiment_pick", "experiment"),
     )
     return current
 
@@ -90,7 +119,10 @@ def read_view(url: str, stored: tuple[int, int], now_ms: int, owner: str | None)
     names = experiment_names(url, owner)
     wanted = st.query_params.get("experiment") or None
     with_experiments = bool(names) or wanted is not None
-    filters = st.columns([2, 2, 2, 3] if with_experiments else [2, 2, 3])
+    sources = source_names(url, owner)
+    wanted_source = st.query_params.get("source") or None
+    with_sources = bool(sources) or wanted_source is not None
+    filters = st.columns([2, 2] + [2] * (with_experiments + with_sources) + [3])
     providers = filters[0].multiselect(
         "Provider",
         sorted({p for p, _ in pairs}),
@@ -106,6 +138,7 @@ def read_view(url: str, stored: tuple[int, int], now_ms: int, owner: str | None)
         placeholder="All models",
     )
     experiment = _choose_experiment(filters[2], names, wanted) if with_experiments else None
+    source = _choose_source(filters[-2], sources, wanted_source) if with_sources else None
     try:
         start_ms, end_ms = stored if period == "all" else costs.period_range(period, tz, now_ms, dates)
         base = costs.UsageFilter(
@@ -114,6 +147,7 @@ def read_view(url: str, stored: tuple[int, int], now_ms: int, owner: str | None)
             providers=tuple(providers),
             models=tuple(models),
             experiment_id=experiment,
+            source=source,
             owner=owner,
         )
     except costs.UsageFilterError as error:

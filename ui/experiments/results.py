@@ -11,6 +11,7 @@ import streamlit as st
 from ui import avatars
 from ui.chat.timeline import draw_timeline
 from ui.experiments.state import experiment_store
+from ui.messages import continue_in_chat
 from yiem.chat import reply_ranges, safe_markdown
 from yiem.experiments import ExperimentResult, ItemOutcome
 from yiem.types import AssistantMessageToolCall, ToolResultMessage, UserMessage
@@ -147,12 +148,7 @@ def show_transcript(outcome: ItemOutcome) -> None:
                     first, end = replies[index]
                     draw_timeline(messages[first:end], key=f"{where}-{index}")
     if outcome.conversation_id and own:
-        st.page_link(
-            "ui/pages/chat.py",
-            label="Continue in Chat",
-            icon=":material/chat:",
-            query_params={"c": outcome.conversation_id},
-        )
+        continue_in_chat(outcome.conversation_id)
 
 
 def draw_exports(result: ExperimentResult) -> None:

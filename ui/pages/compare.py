@@ -1,7 +1,8 @@
 """The Compare page: one prompt to 2-6 models side by side, blind votes, and the leaderboard.
 
-It reads top to bottom: the columns' settings, the prompt (sent to every column at once), the
-live or finished columns with their figures, the blind vote, then the leaderboard.
+It reads top to bottom: the comparison the URL names (`?cmp=ID`) and the saved ones, the columns'
+settings, the prompt (sent to every column at once), the live or finished columns with their
+figures, the blind vote, then the leaderboard.
 """
 
 from __future__ import annotations
@@ -12,25 +13,42 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.compare.columns import BLIND, RUN, draw_columns, draw_live
+from ui.compare.saved import draw_saved, follow_url, show_in_url
 from ui.compare.setup import draw_column_settings
 from ui.compare.votes import VOTED, draw_leaderboard, draw_vote
-from yiem.compare import CompareError, Comparison, VoteStore
+from ui.messages import IMAGE_TYPES, submitted_prompt
+from yiem.chat import takes_images
+from yiem.compare import CompareError, Comparison, ComparisonStore, VoteStore
+from yiem.store import StoreError
 
 bootstrap.ensure_session()
 st.title("Compare")
 st.caption("One prompt to several models at once: their answers side by side, what each cost and how fast.")
 
+owner = bootstrap.owner()
+saved = ComparisonStore(st.session_state["store"].engine, owner.id)
+comparison: Comparison | None = follow_url(saved)
+
 specs = draw_column_settings()
 blind = st.toggle("Blind vote: two columns, names hidden and order shuffled until you vote", key="cmp_blind")
 tag = st.text_input("Tag for votes", key="cmp_tag", placeholder="optional, to filter the leaderboard")
-owner = bootstrap.owner()
-votes = VoteStore(st.session_state["store"].engine, owner.id)
+votes = VoteStore(saved.engine, owner.id)
 # An admin's leaderboard counts the whole team's votes; everyone else's, their own.
 board_votes = VoteStore(votes.engine, None) if owner.signed_in and owner.is_admin else votes
 
-comparison: Comparison | None = st.session_state.get(RUN)
-prompt = st.chat_input("One prompt for every column", key="cmp_prompt")
-if prompt:
+# Images go with the prompt only when every column's model takes them, as Chat decides for its model.
+with_images = all(takes_images(spec.provider, spec.model_id) for spec in specs)
+prompt, images = submitted_prompt(
+    st.chat_input(
+        "One prompt for every column (attach images with +)"
+        if with_images
+        else "One prompt for every column",
+        key="cmp_prompt_images" if with_images else "cmp_prompt",
+        accept_file="multiple" if with_images else False,
+        file_type=IMAGE_TYPES if with_images else None,
+    )
+)
+if prompt.strip() or images:
     try:
         if blind and len(specs) != 2:
             raise CompareError("Blind mode compares exactly two columns; set Columns to 2.")
@@ -42,16 +60,18 @@ if prompt:
         )
         if not follow_up:
             order = random.sample(specs, len(specs)) if blind else specs
+            tools = st.session_state["tool_registry"].tools
             comparison = Comparison(
-                order, tools=st.session_state["tool_registry"].tools, budget=st.session_state["chat"].budget
+                order, tools=tools, store=saved, blind=blind, budget=st.session_state["chat"].budget
             )
             st.session_state[RUN] = comparison
         assert comparison is not None
         st.session_state[BLIND] = blind
         st.session_state.pop(VOTED, None)
         st.session_state["compare_last_prompt"] = prompt
-        comparison.start(prompt)
-    except CompareError as error:
+        comparison.start(prompt, images)
+        show_in_url(comparison)
+    except (CompareError, StoreError) as error:
         st.error(str(error))
 
 if comparison is not None:
@@ -64,3 +84,4 @@ if comparison is not None:
             draw_vote(comparison, votes, st.session_state.get("compare_last_prompt", ""), tag.strip())
 
 draw_leaderboard(board_votes)
+draw_saved(saved, comparison.record_id if comparison is not None else None)

@@ -37,6 +37,7 @@ from yiem.chat._settings import (
     register_server_secrets,
     running_local_model,
     starting_base_url,
+    takes_images,
 )
 from yiem.chat._setup import ChatSetup, apply_setup, conversation_setup, setup_of, stored_setup
 from yiem.chat._stopped_usage import token_counter
@@ -96,6 +97,7 @@ __all__ = [
     "setup_of",
     "starting_base_url",
     "stored_setup",
+    "takes_images",
     "title_from",
     "token_counter",
     "tool_results_by_call",

@@ -41,6 +41,15 @@ def calls_tools(provider: str) -> bool:
     return provider != LOCAL
 
 
+def takes_images(provider: str, model_id: str) -> bool:
+    """Whether this model accepts images in a prompt, as the catalogue says (never the embedded SmolLM2)."""
+    from yiem.providers.catalog import get_model
+
+    if provider == LOCAL or not model_id:
+        return False
+    return "image" in get_model(provider, model_id).input
+
+
 class ModelSettingsError(YiemError):
     """The settings cannot reach a model (no key, no model, local model missing); says what to do."""
 

@@ -11,9 +11,17 @@ from yiem.compare._columns import (
 )
 from yiem.compare._ratings import Leaderboard, ModelRating, fit_strengths, leaderboard, to_elo, win_matrix
 from yiem.compare._runner import ColumnState, ColumnStatus, Comparison, Connector, connect_column
+from yiem.compare._storage import (
+    ComparisonNotFoundError,
+    ComparisonRecord,
+    ComparisonStore,
+    SavedColumn,
+)
 from yiem.compare._votes import VERDICTS, Verdict, Vote, VoteOwnerError, VoteStore
+from yiem.store import COMPARE_SOURCE
 
 __all__ = [
+    "COMPARE_SOURCE",
     "MAX_COLUMNS",
     "MIN_COLUMNS",
     "VERDICTS",
@@ -23,9 +31,13 @@ __all__ = [
     "ColumnStatus",
     "CompareError",
     "Comparison",
+    "ComparisonNotFoundError",
+    "ComparisonRecord",
+    "ComparisonStore",
     "Connector",
     "Leaderboard",
     "ModelRating",
+    "SavedColumn",
     "Verdict",
     "Vote",
     "VoteOwnerError",

@@ -12,9 +12,12 @@ from yiem.agent import Agent
 from yiem.budgets import BudgetGuard, request_cost
 from yiem.chat import ModelSettingsError, calls_tools, connect
 from yiem.compare._columns import ColumnFigures, ColumnSpec, CompareError, cheapest_and_fastest, check_columns
-from yiem.events import AgentEndEvent, AgentEvent, MessageUpdateEvent
+from yiem.compare._storage import ComparisonRecord, ComparisonStore
+from yiem.events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageUpdateEvent
 from yiem.llm import LlmClient
+from yiem.store import StoreError
 from yiem.types import (
+    AgentMessage,
     AgentTool,
     AssistantMessage,
     AssistantMessageToolCall,
@@ -42,13 +45,22 @@ class ColumnState:
     error: str | None = None
     figures: ColumnFigures = field(default_factory=ColumnFigures)
     agent: Agent | None = None
+    turn: list[AgentMessage] = field(default_factory=list)
+    """The latest prompt and what followed it, finished messages only (tool calls and results too)."""
+    partial: str = ""
+    """The text of the reply streaming now, not yet in `turn`."""
+    conversation_id: str | None = None
+    """The hidden conversation its transcript is saved in (with a store)."""
+    history: list[AgentMessage] = field(default_factory=list)
+    """A reopened column's earlier messages: its agent continues from them."""
 
 
 class Comparison:
     """Columns that answer the same prompts side by side; follow-ups continue each column's conversation.
 
     `start` returns at once; `wait` joins the threads; `stop` aborts every column. Read `columns`
-    (or `snapshot()`) from any thread while it runs.
+    from any thread while it runs. With a `store`, the first prompt saves the comparison
+    (`record_id`) and each column's messages and usage are saved as it ends.
     """
 
     def __init__(
@@ -57,15 +69,43 @@ class Comparison:
         tools: Mapping[str, AgentTool] | None = None,
         connector: Connector = connect_column,
         budget: BudgetGuard | None = None,
+        store: ComparisonStore | None = None,
+        blind: bool = False,
     ) -> None:
         check_columns(specs)
         self._budget = budget
         self.columns = [ColumnState(spec=spec) for spec in specs]
         self._tools = dict(tools or {})
         self._connector = connector
+        self._store = store
+        self.blind = blind
+        self.record_id: str | None = None
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._stopped = threading.Event()
+
+    @classmethod
+    def reopen(
+        cls,
+        record: ComparisonRecord,
+        store: ComparisonStore,
+        tools: Mapping[str, AgentTool] | None = None,
+        connector: Connector = connect_column,
+    ) -> Comparison:
+        """A saved comparison as it was: each column's last turn shown, follow-ups continue it."""
+        comparison = cls([c.spec for c in record.columns], tools, connector, store=store, blind=record.blind)
+        comparison.record_id = record.id
+        for column, saved in zip(comparison.columns, record.columns, strict=True):
+            column.conversation_id = saved.conversation_id
+            column.history = store.transcript(saved.conversation_id)
+            last_prompt = max(
+                (i for i, m in enumerate(column.history) if isinstance(m, UserMessage)), default=0
+            )
+            column.turn = column.history[last_prompt:]
+            column.text = "".join(
+                m.text for m in column.turn if isinstance(m, AssistantMessage | AssistantMessageToolCall)
+            )
+        return comparison
 
     @property
     def running(self) -> bool:
@@ -81,6 +121,7 @@ class Comparison:
         shown = list(images)
         if self._budget is not None:
             self._check_budget(UserMessage.from_text(prompt, shown))
+        self._save_prompt(prompt)
         self._stopped.clear()
         self._threads = [
             threading.Thread(
@@ -109,13 +150,28 @@ class Comparison:
         """The cheapest and the fastest of the columns that finished."""
         return cheapest_and_fastest([c.figures if c.status == "done" else None for c in self.columns])
 
+    def _save_prompt(self, prompt: str) -> None:
+        if self._store is None:
+            return
+        if self.record_id is None:
+            record = self._store.create([c.spec for c in self.columns], prompt, self.blind)
+            self.record_id = record.id
+            for column, saved in zip(self.columns, record.columns, strict=True):
+                column.conversation_id = saved.conversation_id
+        else:
+            self._store.add_prompt(self.record_id, prompt)
+
     def _run_column(self, column: ColumnState, prompt: str, images: list[ImageContent]) -> None:
         column.status, column.error, column.text = "running", None, ""
+        column.turn, column.partial = [], ""
         column.figures = ColumnFigures()
         started = perf_counter()
+        agent: Agent | None = None
+        before = 0
         try:
-            agent = column.agent or self._new_agent(column.spec)
+            agent = column.agent or self._new_agent(column)
             column.agent = agent
+            before = len(agent.state.messages)
             if self._stopped.is_set():
                 column.status = "stopped"
                 return
@@ -131,6 +187,9 @@ class Comparison:
         finally:
             column.figures.finished_at = perf_counter()
             column.figures.total_ms = (column.figures.finished_at - started) * 1000
+            if agent is not None:
+                column.turn = list(agent.state.messages[before:])
+                self._save_turn(column, agent)
             if column.status == "running":
                 column.status = "done"
 
@@ -144,7 +203,7 @@ class Comparison:
         priced: list[tuple[str, float]] = []
         for column in self.columns:
             try:
-                column.agent = column.agent or self._new_agent(column.spec)
+                column.agent = column.agent or self._new_agent(column)
             except (CompareError, ModelSettingsError):
                 continue  # the column's thread says what is wrong with it
             agent = column.agent
@@ -159,7 +218,17 @@ class Comparison:
             if not checked.allowed:
                 raise CompareError(checked.message.replace("this request", "this comparison"))
 
-    def _new_agent(self, spec: ColumnSpec) -> Agent:
+    def _save_turn(self, column: ColumnState, agent: Agent) -> None:
+        if self._store is None or column.conversation_id is None or not column.turn:
+            return
+        try:
+            self._store.append(column.conversation_id, column.turn, agent.state.model)
+        except StoreError as error:
+            column.status = "error"
+            column.error = f"This column's answer was not saved: {error}"
+
+    def _new_agent(self, column: ColumnState) -> Agent:
+        spec = column.spec
         llm, model = self._connector(spec)
         if self._budget is not None:
             llm = self._budget.wrap(llm)
@@ -170,7 +239,9 @@ class Comparison:
                 "the server on the Tools page or remove them from the column."
             )
         tools = [self._tools[name] for name in spec.tools] if calls_tools(spec.provider) else []
-        return Agent(llm, model, system_prompt=spec.system_prompt, tools=tools, config=spec.loop_config())
+        agent = Agent(llm, model, system_prompt=spec.system_prompt, tools=tools, config=spec.loop_config())
+        agent.state.messages = list(column.history)
+        return agent
 
     def _apply(self, column: ColumnState, event: AgentEvent, started: float) -> None:
         figures = column.figures
@@ -180,6 +251,10 @@ class Comparison:
                 figures.ttft_ms = (figures.first_token_at - started) * 1000
             if event.kind == "text":
                 column.text += event.delta
+                column.partial += event.delta
+        elif isinstance(event, MessageEndEvent):
+            column.turn.append(event.message)
+            column.partial = ""
         elif isinstance(event, AgentEndEvent):
             _add_usage(figures, event.messages)
             if event.stop_reason == "aborted" or self._stopped.is_set():

@@ -41,6 +41,8 @@ class UsageFilter:
     conversation_id: str | None = None
     # An experiment's rows (its items' replies and its rubric judges'), read through ix_usage_experiment.
     experiment_id: str | None = None
+    # The rows one page made (usage.source, e.g. "compare"), read through ix_usage_source.
+    source: str | None = None
     owner: str | None = LOCAL_OWNER_ID
 
     def __post_init__(self) -> None:
@@ -49,8 +51,8 @@ class UsageFilter:
 
     @property
     def rows_only(self) -> bool:
-        """Whether only the usage rows can answer (the hourly rollups keep no conversation or experiment)."""
-        return self.conversation_id is not None or self.experiment_id is not None
+        """Whether only the usage rows can answer (the rollups keep no conversation, experiment or source)."""
+        return self.conversation_id is not None or self.experiment_id is not None or self.source is not None
 
     def previous(self) -> UsageFilter | None:
         """The same filter over the period of the same length just before this one."""
@@ -92,6 +94,8 @@ class UsageFilter:
             parts.append(columns.conversation_id == self.conversation_id)
         if self.experiment_id is not None:
             parts.append(columns.experiment_id == self.experiment_id)
+        if self.source is not None:
+            parts.append(columns.source == self.source)
         if self.owner is not None:
             parts.append(columns.owner == self.owner)
         return parts

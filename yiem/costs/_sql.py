@@ -186,8 +186,9 @@ def _raw_conversations(usage_filter: UsageFilter, edge: bool = False) -> Select[
 def per_conversation(usage_filter: UsageFilter) -> Any:
     """`usage_filter`'s requests summed per conversation (a subquery): whole hours from
     usage_conversation_hourly (walked in conversation order), partial edge hours from the rows."""
-    # usage_conversation_hourly keeps no experiment: an experiment's conversations come from its rows.
-    split = None if usage_filter.experiment_id is not None else _split_hours(usage_filter)
+    # usage_conversation_hourly keeps no experiment or source: their conversations come from the rows.
+    from_rows = usage_filter.experiment_id is not None or usage_filter.source is not None
+    split = None if from_rows else _split_hours(usage_filter)
     if split is None:
         return _raw_conversations(usage_filter).subquery()
     first, last, edges = split

@@ -1,7 +1,7 @@
 """The store: conversations, messages and usage rows on SQLite or PostgreSQL, with migrations."""
 
 from yiem.store._budget_tables import budget_reservations, budgets
-from yiem.store._compare_tables import compare_votes
+from yiem.store._compare_tables import COMPARE_SOURCE, compare_runs, compare_votes
 from yiem.store._conversations import Conversation, ConversationStore
 from yiem.store._demo_data import DAY_MS, DemoDataError, generate, seed_demo
 from yiem.store._engine import create_store_engine, database_url
@@ -29,6 +29,7 @@ from yiem.store._sign_in_tables import mcp_sign_ins
 from yiem.store._usage_rows import usage_row
 
 __all__ = [
+    "COMPARE_SOURCE",
     "DAY_MS",
     "ERROR_STOP_REASON",
     "LEAF",
@@ -48,6 +49,7 @@ __all__ = [
     "StoredMessage",
     "budget_reservations",
     "budgets",
+    "compare_runs",
     "compare_votes",
     "conversations",
     "create_store_engine",

@@ -77,11 +77,15 @@ def _escape_like(text: str) -> str:
 
 
 class ConversationStore(MessageMethods):
-    """One person's conversations: every query is scoped to `owner` in SQL; each write is one transaction."""
+    """One person's conversations: every query is scoped to `owner` in SQL; each write is one transaction.
 
-    def __init__(self, engine: Engine, owner: str = OWNER_DEFAULT) -> None:
+    `source` tags the usage rows it writes with the page they come from (`usage.source`; None for Chat).
+    """
+
+    def __init__(self, engine: Engine, owner: str = OWNER_DEFAULT, source: str | None = None) -> None:
         self.engine = engine
         self.owner = owner
+        self.source = source
 
     # conversations
 
@@ -92,8 +96,9 @@ class ConversationStore(MessageMethods):
         model: str = "",
         system_prompt: str = "",
         setup: dict[str, Any] | None = None,
+        hidden: bool = False,
     ) -> Conversation:
-        """A new, empty conversation."""
+        """A new, empty conversation (`hidden`: kept out of Chat's list until opened there)."""
         now = now_ms()
         row: dict[str, Any] = {
             "id": str(uuid.uuid4()),
@@ -104,6 +109,7 @@ class ConversationStore(MessageMethods):
             "created_ms": now,
             "updated_ms": now,
             "setup": None if setup is None else _setup_json(setup),
+            "hidden": hidden,
             "owner": self.owner,
         }
         with self.engine.begin() as conn:

@@ -94,6 +94,7 @@ class MessageMethods:
 
     engine: Engine
     owner: str
+    source: str | None
 
     def _mine(self, conversation_id: str) -> ColumnElement[bool]:
         return (conversations.c.id == conversation_id) & (conversations.c.owner == self.owner)
@@ -178,6 +179,7 @@ class MessageMethods:
                             insert(usage).values(
                                 **usage_row(message, model, conversation_id, usage_estimated),
                                 owner=self.owner,
+                                source=self.source,
                             )
                         )
                 return StoredMessage(id=new_id, position=position)

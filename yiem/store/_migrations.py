@@ -201,6 +201,14 @@ def chain_flat_messages(conn: Connection, conversation_id: str | None = None) ->
     )
 
 
+def _migrate_14_to_15(conn: Connection) -> None:
+    # Version 15 tags usage rows with the page that made them (usage.source, "compare") and adds the
+    # saved comparisons (compare_runs, made by create_all after the steps). Earlier steps that make
+    # usage from today's metadata may have added the column already.
+    if "source" not in {c["name"] for c in inspect(conn).get_columns("usage")}:
+        conn.execute(text("ALTER TABLE usage ADD COLUMN source TEXT"))
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
@@ -215,6 +223,7 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     11: _migrate_11_to_12,
     12: _migrate_12_to_13,
     13: _migrate_13_to_14,
+    14: _migrate_14_to_15,
 }
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 

@@ -139,10 +139,14 @@ usage = Table(
     # Costs page can filter by experiment.
     Column("experiment_id", String(36), nullable=True),
     Column("run_id", String(36), nullable=True),
+    # Which page made the row when it is not Chat (schema 12): "compare" for the Compare page's
+    # columns, so the Costs page can show that spend apart; NULL for Chat and experiments.
+    Column("source", Text, nullable=True),
     owner_column(),
     Index("ix_usage_created", "created_ms"),
     Index("ix_usage_owner_created", "owner", "created_ms"),  # one person's first and last request
     Index("ix_usage_experiment", "experiment_id", "run_id"),
+    Index("ix_usage_source", "source", "created_ms"),
     # The few estimated rows, in time order: the Costs page counts them without reading the rest.
     Index(
         "ix_usage_estimated",
