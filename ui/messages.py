@@ -67,12 +67,12 @@ def draw_tool_call(call: AgentToolCall, result: ToolResultMessage | None) -> Non
 
 
 def draw_tool_result(result: ToolResultMessage) -> None:
-    texts = [block.text for block in result.content if isinstance(block, TextContent)]
-    joined = "\n".join(texts)
+    joined = result.text_joined_by("\n")
     try:
         json_block(json.loads(joined))
     except ValueError:
-        json_block({"content": joined, "isError": result.is_error} if texts else result.to_json_dict())
+        has_text = any(isinstance(block, TextContent) for block in result.content)
+        json_block({"content": joined, "isError": result.is_error} if has_text else result.to_json_dict())
     for block in result.content:
         if isinstance(block, ImageContent):
             _draw_image(block, 240)

@@ -7,7 +7,7 @@ from sqlalchemy import BigInteger, Column, Index, String, Table, Text
 from yiem.store._schema import metadata, owner_column
 
 COMPARE_SOURCE = "compare"
-"""`usage.source` of the Compare page's replies (schema 12): the Costs page's Compare filter."""
+"""`usage.source` of the Compare page's replies (schema 15): the Costs page's Compare filter."""
 
 # Who voted, when, on which prompt, the two models as shown (left, right) and the verdict:
 # left, right, tie or both_bad. `tag` lets the leaderboard be filtered (e.g. a project or task).
@@ -27,7 +27,7 @@ compare_votes = Table(
     Index("ix_compare_votes_owner_created", "owner", "created_ms"),
 )
 
-# One saved comparison (schema version 12): its columns' settings (never a key), each column's
+# One saved comparison (schema version 15): its columns' settings (never a key), each column's
 # transcript as a hidden conversation, and the prompts sent, as JSON; reopened by `?cmp=ID`.
 compare_runs = Table(
     "compare_runs",
