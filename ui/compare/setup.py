@@ -68,6 +68,14 @@ def draw_column_settings() -> list[ColumnSpec]:
                 step=0.1,
                 key=f"cmp_temp_{index}",
             )
+            max_tokens = st.number_input(
+                "Longest reply in tokens (0: the provider's default)",
+                min_value=0,
+                max_value=1_000_000,
+                value=spec.max_tokens or 0,
+                step=256,
+                key=f"cmp_max_tokens_{index}",
+            )
             tools = st.multiselect(
                 "Tools (from the Tools page's servers)",
                 offered,
@@ -84,6 +92,7 @@ def draw_column_settings() -> list[ColumnSpec]:
                 api_key=api_key or spec.api_key,
                 system_prompt=system_prompt,
                 temperature=temperature,
+                max_tokens=int(max_tokens) or None,
                 tools=tools,
             )
         )
