@@ -148,6 +148,9 @@ def test_rubric_judge_usage_is_counted_apart() -> None:
     # What the judge was asked: the task, the expected answer, the output and the rubric.
     asked = judge_llm.requests[0].messages[0].content[0].text  # type: ignore[union-attr]
     assert "What is the capital of France?" in asked and "Paris, sir." in asked and "Is it polite?" in asked
+    # A judge whose variant sets no limit writes a verdict of bounded length.
+    options = judge_llm.requests[0].options
+    assert options is not None and options.max_tokens == 256
 
 
 def test_parse_verdict_scales() -> None:

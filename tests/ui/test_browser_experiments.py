@@ -106,6 +106,8 @@ def test_run_stop_resume_and_matrix(streamlit_app: StreamlitApp, page: Any, tmp_
     _idle(page)
     _fill(page.get_by_label(re.compile("System prompt")).nth(1), "Answer in one short sentence.")
     _idle(page)
+    _fill(page.get_by_label("Max tokens").nth(1), "24")  # the judge is the first variant's model
+    _idle(page)
 
     _tab(page, "Scorers")
     page.get_by_role("button", name="Add a scorer", exact=True).click()

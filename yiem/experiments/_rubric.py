@@ -23,6 +23,9 @@ JUDGE_SYSTEM_PROMPT = (
     '{"score": <a number from 0 to 1>, "reason": "<one short sentence>"}.'
 )
 
+JUDGE_MAX_TOKENS = 256
+"""The longest verdict a judge may write when its variant sets no limit."""
+
 _JSON_OBJECT = re.compile(r"\{[^{}]*\}", re.DOTALL)
 _SCORE_WORD = re.compile(r"score\W{0,5}(\d+(?:\.\d+)?)(\s*/\s*(\d+))?", re.IGNORECASE)
 _FIRST_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
@@ -104,9 +107,9 @@ class Judge(BaseModel):
             messages=[UserMessage(content=[TextContent(text=judge_prompt(rubric, item, output))])],
             tools=None,
         )
-        config = AgentLoopConfig(
-            max_turns=1, temperature=self.variant.temperature, max_tokens=self.variant.max_tokens
-        )
+        # A verdict is one short JSON object: a judge that rambles is cut off, not paid for at length.
+        max_tokens = self.variant.max_tokens or JUDGE_MAX_TOKENS
+        config = AgentLoopConfig(max_turns=1, temperature=self.variant.temperature, max_tokens=max_tokens)
         added: list[Any] = []
         error: str | None = None
         for event in run_agent_loop(context, llm, model, config):
