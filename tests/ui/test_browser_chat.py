@@ -9,15 +9,21 @@ from __future__ import annotations
 
 import re
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, screenshot, script_run, start_streamlit
-from yiem.store import ConversationStore, create_store_engine
+from tests.fixtures.browser import (
+    StreamlitApp,
+    open_app,
+    open_conversation_id,
+    saved_messages,
+    screenshot,
+    script_run,
+    start_streamlit,
+)
 from yiem.types import AssistantMessage
 
 pytestmark = [pytest.mark.browser, pytest.mark.llama]
@@ -70,26 +76,14 @@ def _wait_for_words(page: Any, index: int, words: set[str], timeout: float = 30_
     return str(page.locator(MESSAGES).nth(index).inner_text())
 
 
-def _saved_messages(app: StreamlitApp, conversation_id: str, count: int = 0) -> list[Any]:
-    """The stored messages, once there are at least `count` (the app saves them as each one ends)."""
-    store = ConversationStore(create_store_engine(app.database_url))
-    deadline = time.monotonic() + 30
-    while True:
-        found = store.load_messages(conversation_id)
-        if len(found) >= count or time.monotonic() > deadline:
-            return found
-        time.sleep(0.1)
-
-
 def test_chat_with_the_local_model_then_reload(streamlit_app: StreamlitApp, page: Any) -> None:
-    page.goto(streamlit_app.url)
+    open_app(page, streamlit_app.url)
     _limit_replies(page, 48)
     _send(page, "Say hello in one short sentence.")
     caption = page.get_by_text(re.compile(r"\d+ in · \d+ out · \d+ cached · price unknown"))
     expect(caption.first).to_be_visible(timeout=120_000)
-    page.wait_for_url(re.compile(r"\?c="))
-    conversation_id = page.url.split("?c=")[1].split("&")[0]
-    saved = _saved_messages(streamlit_app, conversation_id, 2)
+    conversation_id = open_conversation_id(page)
+    saved = saved_messages(streamlit_app, conversation_id, 2)
     assert [m.role for m in saved] == ["user", "assistant"], streamlit_app.log()
     assert isinstance(saved[1], AssistantMessage) and saved[1].text.strip()
     assert saved[1].usage.output_tokens <= 48
@@ -104,7 +98,7 @@ def test_chat_with_the_local_model_then_reload(streamlit_app: StreamlitApp, page
 
 
 def test_stop_keeps_the_partial_reply(streamlit_app: StreamlitApp, page: Any) -> None:
-    page.goto(streamlit_app.url)
+    open_app(page, streamlit_app.url)
     _send(page, "Write a very long story about a dragon and a knight, in ten chapters.")
     reply = page.locator(MESSAGES).nth(1)
     # Stop once a few words have streamed in.
@@ -128,8 +122,8 @@ def test_stop_keeps_the_partial_reply(streamlit_app: StreamlitApp, page: Any) ->
         ).all_inner_texts()
     )
     screenshot(page, "chat-stopped")
-    conversation_id = page.url.split("?c=")[1].split("&")[0]
-    saved = _saved_messages(streamlit_app, conversation_id, 2)
+    conversation_id = open_conversation_id(page)
+    saved = saved_messages(streamlit_app, conversation_id, 2)
     assert [m.role for m in saved] == ["user", "assistant"], streamlit_app.log()
     partial = saved[1]
     assert isinstance(partial, AssistantMessage)
@@ -152,7 +146,7 @@ def test_stop_keeps_the_partial_reply(streamlit_app: StreamlitApp, page: Any) ->
 def test_a_killed_app_loses_only_the_reply_in_flight(tmp_path: Path, page: Any) -> None:
     """SIGKILL the server mid-reply, start it again: the prompt is there, the chat goes on."""
     with start_streamlit(tmp_path) as first:
-        page.goto(first.url)
+        open_app(page, first.url)
         _send(page, "Write a very long story about a lighthouse keeper.")
         page.wait_for_function(
             """() => {
@@ -161,17 +155,17 @@ def test_a_killed_app_loses_only_the_reply_in_flight(tmp_path: Path, page: Any) 
             }""",
             timeout=120_000,
         )
-        conversation_id = page.url.split("?c=")[1].split("&")[0]
+        conversation_id = open_conversation_id(page)
         first.process.send_signal(signal.SIGKILL)
         first.process.wait(timeout=30)
-    saved = _saved_messages(first, conversation_id)
+    saved = saved_messages(first, conversation_id)
     assert [m.role for m in saved] == ["user"]
     with start_streamlit(tmp_path) as second:
-        page.goto(f"{second.url}/?c={conversation_id}")
+        open_app(page, f"{second.url}/?c={conversation_id}")
         expect(page.locator(MESSAGES).first).to_contain_text("lighthouse keeper")
         screenshot(page, "chat-after-kill")
         _limit_replies(page, 32)
         page.get_by_role("button", name="Regenerate the last reply").click()
         page.get_by_text(re.compile(r"\d+ in · \d+ out")).first.wait_for(timeout=120_000)
         _wait_idle(page)
-        assert [m.role for m in _saved_messages(second, conversation_id, 2)] == ["user", "assistant"]
+        assert [m.role for m in saved_messages(second, conversation_id, 2)] == ["user", "assistant"]

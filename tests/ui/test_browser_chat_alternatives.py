@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, screenshot
+from tests.fixtures.browser import StreamlitApp, open_app, open_conversation_id, screenshot
 from tests.ui.test_browser_chat import MESSAGES, _limit_replies, _send, _wait_for_words, _wait_idle, _words
 from yiem.store import ConversationStore, create_store_engine
 from yiem.types import AssistantMessage, UserMessage
@@ -30,11 +30,10 @@ def _counter(page: Any, text: str) -> None:
 
 
 def test_regenerate_twice_move_back_edit_and_fork(streamlit_app: StreamlitApp, page: Any) -> None:
-    page.goto(streamlit_app.url)
+    open_app(page, streamlit_app.url)
     _limit_replies(page, 12)
     _send(page, "Name a colour.")
-    page.wait_for_url(re.compile(r"\?c="))
-    conversation_id = page.url.split("?c=")[1].split("&")[0]
+    conversation_id = open_conversation_id(page)
     expect(page.get_by_text(re.compile(r"\d+ in · \d+ out"))).to_be_visible(timeout=120_000)
     _click(page, "regenerate")
     _counter(page, "2 / 2")

@@ -21,10 +21,17 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, screenshot, script_run, start_streamlit
+from tests.fixtures.browser import (
+    StreamlitApp,
+    open_app,
+    open_conversation_id,
+    saved_messages,
+    screenshot,
+    script_run,
+    start_streamlit,
+)
 from tests.fixtures.mcp import StdioServer
 from tests.scripted_http import openai_chunk, openai_text_stream, sse
-from yiem.store import ConversationStore, create_store_engine
 from yiem.types import AssistantMessageToolCall, TextContent, ToolResultMessage
 
 pytestmark = pytest.mark.browser
@@ -151,7 +158,7 @@ def _send(page: Any, text: str) -> None:
 def test_stop_ends_a_silent_mcp_tool_at_once_and_the_chat_goes_on(
     app_with_everything: StreamlitApp, model: ToolCallingModel, page: Any
 ) -> None:
-    page.goto(app_with_everything.url)
+    open_app(page, app_with_everything.url)
     page.locator(CHAT_INPUT).wait_for()
     _use_model_and_tool(page, model)
 
@@ -170,9 +177,8 @@ def test_stop_ends_a_silent_mcp_tool_at_once_and_the_chat_goes_on(
     page.get_by_text("Tool call aborted: Stopped by the user").first.wait_for()
     screenshot(page, "chat-tool-stopped")
 
-    conversation_id = page.url.split("?c=")[1].split("&")[0]
-    store = ConversationStore(create_store_engine(app_with_everything.database_url))
-    saved = store.load_messages(conversation_id)
+    conversation_id = open_conversation_id(page)
+    saved = saved_messages(app_with_everything, conversation_id, 3)
     assert [m.role for m in saved] == ["user", "assistant", "toolResult"], app_with_everything.log()
     assert isinstance(saved[1], AssistantMessageToolCall) and saved[1].tool_calls[0].name == TOOL
     result = saved[2]
@@ -191,7 +197,7 @@ def test_stop_ends_a_silent_mcp_tool_at_once_and_the_chat_goes_on(
     assert [m["role"] for m in history] == ["user", "assistant", "tool", "user"]
     assert history[1]["tool_calls"][0]["function"]["name"] == TOOL
     assert "Tool call aborted: Stopped by the user" in json.dumps(history[2]["content"])
-    assert [m.role for m in store.load_messages(conversation_id)] == [
+    assert [m.role for m in saved_messages(app_with_everything, conversation_id, 5)] == [
         "user",
         "assistant",
         "toolResult",

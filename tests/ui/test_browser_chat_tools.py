@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.fixtures.browser import screenshot, start_streamlit
+from tests.fixtures.browser import open_app, open_conversation_id, saved_messages, screenshot, start_streamlit
 from tests.fixtures.mcp import StdioServer
-from yiem.store import ConversationStore, create_store_engine
 from yiem.types import AssistantMessage
 
 pytestmark = [pytest.mark.browser, pytest.mark.llama]
@@ -37,7 +36,7 @@ def test_a_tool_enabled_with_the_embedded_model_gets_an_answer(
     config = {"mcpServers": {"time": {"command": time_stdio.command, "args": list(time_stdio.args)}}}
     (tmp_path / "mcp.json").write_text(json.dumps(config))
     with start_streamlit(tmp_path, env={"YIEM_MCP_CONFIG": str(tmp_path / "mcp.json")}) as app:
-        page.goto(app.url)
+        open_app(page, app.url)
         sidebar = page.locator('[data-testid="stSidebar"]')
         sidebar.get_by_text("Settings", exact=True).click()
         longest = sidebar.get_by_label(re.compile("Longest reply in tokens"))
@@ -61,8 +60,7 @@ def test_a_tool_enabled_with_the_embedded_model_gets_an_answer(
         screenshot(page, "chat-local-model-with-a-tool")
         assert page.locator('[data-testid="stAlertContentError"]').count() == 0, app.log()
         assert page.locator('[data-testid="stException"]').count() == 0, app.log()
-        conversation_id = page.url.split("?c=")[1].split("&")[0]
-        saved = ConversationStore(create_store_engine(app.database_url)).load_messages(conversation_id)
+        saved = saved_messages(app, open_conversation_id(page), 2)
         assert [m.role for m in saved] == ["user", "assistant"], app.log()
         reply = saved[1]
         assert isinstance(reply, AssistantMessage) and reply.error_message is None

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, screenshot
+from tests.fixtures.browser import StreamlitApp, open_app, screenshot
 from yiem.compare import VoteStore
 from yiem.store import create_store_engine
 
@@ -29,7 +29,7 @@ def _send(page: Any, text: str) -> None:
 
 
 def test_two_local_columns_then_a_blind_vote(streamlit_app: StreamlitApp, page: Any) -> None:
-    page.goto(f"{streamlit_app.url}/compare")
+    open_app(page, f"{streamlit_app.url}/compare")
     main = page  # the chat input sits outside the main block
     expect(main.get_by_text("No votes yet")).to_be_visible(timeout=60_000)
     for index, system in enumerate(["You answer like a pirate.", "You answer very formally."]):

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 from sqlalchemy import select
 
-from tests.fixtures.browser import StreamlitApp, screenshot
+from tests.fixtures.browser import StreamlitApp, open_app, screenshot
 from yiem.store import create_store_engine, usage
 
 pytestmark = [pytest.mark.browser, pytest.mark.llama]
@@ -37,7 +37,7 @@ def _usage_rows(database_url: str, count: int, timeout_s: float = 60) -> list[An
 
 
 def test_costs_page_shows_the_chat_request_and_its_tokens(streamlit_app: StreamlitApp, page: Any) -> None:
-    page.goto(streamlit_app.url)
+    open_app(page, streamlit_app.url)
     box = page.locator('[data-testid="stChatInputTextArea"]')
     box.wait_for(state="visible")
     box.fill("Name one colour.")
@@ -50,7 +50,7 @@ def test_costs_page_shows_the_chat_request_and_its_tokens(streamlit_app: Streaml
     row = rows[0]
     assert row.output_tokens > 0 and row.input_tokens > 0 and row.price_known is False
 
-    page.goto(f"{streamlit_app.url}/costs")
+    open_app(page, f"{streamlit_app.url}/costs")
     expect(metric_value(page, "Requests")).to_have_text("1", timeout=60_000)
     expect(metric_value(page, "Input tokens")).to_have_text(f"{row.input_tokens + row.cache_write_tokens:,}")
     expect(metric_value(page, "Output tokens")).to_have_text(f"{row.output_tokens:,}")

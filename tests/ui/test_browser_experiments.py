@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, screenshot
+from tests.fixtures.browser import StreamlitApp, open_app, screenshot
 from yiem.experiments import ExperimentStore
 from yiem.store import create_store_engine
 
@@ -83,7 +83,7 @@ def _choose(page: Any, combobox: Any, option: str) -> None:
 
 
 def test_run_stop_resume_and_matrix(streamlit_app: StreamlitApp, page: Any, tmp_path: Path) -> None:
-    page.goto(f"{streamlit_app.url}/experiments")
+    open_app(page, f"{streamlit_app.url}/experiments")
     page.get_by_text("No runs yet").wait_for(timeout=LONG)
 
     # The dataset: a CSV uploaded, input and expected columns picked by name.

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, screenshot
+from tests.fixtures.browser import StreamlitApp, open_app, screenshot
 from yiem.experiments import Dataset, ExperimentStore, Variant, run_experiment, scorers
 from yiem.scripted_llm import ScriptedLlm
 from yiem.store import create_store_engine
@@ -23,7 +23,7 @@ def test_the_timeline_opens_inside_the_transcript_dialog(streamlit_app: Streamli
     run_experiment(data, [Variant(name="only", llm=ScriptedLlm(["0"]))], [scorers.contains()], store=store)
     experiment_id = store.list_experiments()[0].id
 
-    page.goto(f"{streamlit_app.url}/experiments?e={experiment_id}")
+    open_app(page, f"{streamlit_app.url}/experiments?e={experiment_id}")
     page.get_by_role("button", name="Transcript").click(timeout=LONG)
     dialog = page.get_by_role("dialog")
     timeline = dialog.get_by_text("Timeline", exact=True)

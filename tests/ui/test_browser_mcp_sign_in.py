@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 from sqlalchemy import func, select
 
-from tests.fixtures.browser import StreamlitApp, screenshot
+from tests.fixtures.browser import StreamlitApp, open_app, screenshot
 from tests.fixtures.mcp_oauth import ProtectedServers
 from yiem.store import create_store_engine, mcp_sign_ins
 
@@ -25,7 +25,7 @@ def _sign_ins(app: StreamlitApp) -> int:
 def test_sign_in_to_a_protected_server_call_a_tool_and_sign_out(
     streamlit_app: StreamlitApp, page: Any, protected_mcp: ProtectedServers
 ) -> None:
-    page.goto(f"{streamlit_app.url}/tools")
+    open_app(page, f"{streamlit_app.url}/tools")
     page.get_by_text("URL (Streamable HTTP)", exact=True).click()
     page.get_by_label("URL", exact=True).fill(protected_mcp.tools)
     page.get_by_label("Name", exact=True).fill("protected")

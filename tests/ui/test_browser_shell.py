@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, screenshot
+from tests.fixtures.browser import StreamlitApp, open_app, screenshot
 
 
 @pytest.mark.browser
@@ -15,7 +15,7 @@ from tests.fixtures.browser import StreamlitApp, screenshot
 def test_a_deep_link_opens_the_page_inside_the_top_navigation(
     streamlit_app: StreamlitApp, page: Any, path: str, heading: str
 ) -> None:
-    page.goto(f"{streamlit_app.url}/{path}")
+    open_app(page, f"{streamlit_app.url}/{path}")
     page.get_by_role("heading", name=heading).first.wait_for()
     # The shell's top navigation, not Streamlit's folder navigation in the sidebar.
     navigation = page.locator('[data-testid="stTopNavLinkContainer"], header [data-testid="stTopNavLink"]')

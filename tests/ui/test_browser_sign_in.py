@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import io
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,14 @@ import pytest
 from playwright.sync_api import expect
 from sqlalchemy import select
 
-from tests.fixtures.browser import StreamlitApp, screenshot, start_streamlit
+from tests.fixtures.browser import (
+    StreamlitApp,
+    open_app,
+    open_conversation_id,
+    saved_messages,
+    screenshot,
+    start_streamlit,
+)
 from tests.fixtures.oidc import OidcProvider
 from tests.ui.test_browser_chat import _limit_replies, _send
 from tests.ui.test_browser_costs import metric_value
@@ -47,7 +53,7 @@ def signed_app(tmp_path: Path, oidc_app_port: int, oidc_provider: OidcProvider) 
 
 def _sign_in(page: Any, app: StreamlitApp, provider: OidcProvider, login: str, name: str) -> None:
     """From the app's sign-in page through the provider's login form, back to the app, signed in."""
-    page.goto(app.url)
+    open_app(page, app.url)
     page.get_by_role("button", name="Sign in", exact=True).click()
     page.wait_for_url(re.compile(rf"^{re.escape(provider.url)}/interaction/"))
     page.locator('input[name="login"]').fill(login)
@@ -70,19 +76,14 @@ def _chat(page: Any, app: StreamlitApp, prompt: str) -> str:
     _limit_replies(page, 16)
     _send(page, prompt)
     expect(page.get_by_text(re.compile(r"\d+ in · \d+ out")).first).to_be_visible(timeout=180_000)
-    page.wait_for_url(re.compile(r"\?c="))
-    conversation_id = str(page.url.split("?c=")[1].split("&")[0])
+    conversation_id = open_conversation_id(page)
     page.locator('[data-testid="stChatInputStopButton"]').wait_for(state="detached", timeout=120_000)
     return conversation_id
 
 
 def _stored(app: StreamlitApp, owner: str, conversation_id: str) -> list[Any]:
     """`owner`'s stored messages of the conversation, once its reply is there."""
-    store = ConversationStore(create_store_engine(app.database_url), owner)
-    deadline = time.monotonic() + 30
-    while len(found := store.load_messages(conversation_id)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return found
+    return saved_messages(app, conversation_id, 2, owner)
 
 
 def _usage_by_owner(app: StreamlitApp) -> dict[str, tuple[int, int, int]]:
@@ -101,7 +102,7 @@ def test_each_person_signs_in_and_sees_only_their_own(
     signed_app: StreamlitApp, oidc_provider: OidcProvider, page: Any
 ) -> None:
     app = signed_app
-    page.goto(app.url)
+    open_app(page, app.url)
     expect(page.get_by_text("Sign in to see your conversations")).to_be_visible(timeout=60_000)
     expect(page.locator('[data-testid="stChatInputTextArea"]')).to_have_count(0)
     screenshot(page, "sign-in-page")
@@ -122,7 +123,7 @@ def test_each_person_signs_in_and_sees_only_their_own(
     sidebar = page.locator(SIDEBAR)
     expect(sidebar.get_by_text("No conversations yet.")).to_be_visible()
     expect(sidebar.get_by_text(ann_title)).to_have_count(0)
-    page.goto(f"{app.url}/?c={anns}")
+    open_app(page, f"{app.url}/?c={anns}")
     expect(page.get_by_text("is not yours to open")).to_be_visible(timeout=60_000)
     expect(sidebar.get_by_text("No conversations yet.")).to_be_visible()  # the run drew its list
     expect(page.get_by_text("tulips")).to_have_count(0)
@@ -142,7 +143,7 @@ def test_each_person_signs_in_and_sees_only_their_own(
     # Bob's Costs are his own: one request, his tokens, no team view.
     spent = _usage_by_owner(app)
     assert {owner: n for owner, (n, _, _) in spent.items()} == {ANN: 1, BOB: 1}, app.log()
-    page.goto(f"{app.url}/costs")
+    open_app(page, f"{app.url}/costs")
     expect(metric_value(page, "Requests")).to_have_text("1", timeout=60_000)
     expect(metric_value(page, "Input tokens")).to_have_text(f"{spent[BOB][1]:,}")
     expect(metric_value(page, "Output tokens")).to_have_text(f"{spent[BOB][2]:,}")
@@ -155,7 +156,7 @@ def test_each_person_signs_in_and_sees_only_their_own(
     # Carol, an admin by her groups claim: the whole team's costs, per person.
     _sign_in(page, app, oidc_provider, "carol", "Carol Admin")
     expect(page.locator(SIDEBAR).get_by_text(re.compile(r"Carol Admin · admin$"))).to_be_visible()
-    page.goto(f"{app.url}/costs")
+    open_app(page, f"{app.url}/costs")
     expect(page.get_by_role("switch", name="The whole team")).to_be_checked(timeout=60_000)
     expect(metric_value(page, "Requests")).to_have_text("2", timeout=60_000)
     expect(metric_value(page, "Output tokens")).to_have_text(f"{spent[ANN][2] + spent[BOB][2]:,}")

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.fixtures.browser import StreamlitApp, screenshot
+from tests.fixtures.browser import StreamlitApp, open_app, screenshot
 from yiem.store import ConversationStore, create_store_engine
 from yiem.types import TextContent, UserMessage
 
@@ -26,7 +26,7 @@ def test_a_send_to_a_conversation_deleted_in_another_tab_keeps_the_prompt(
     store = ConversationStore(create_store_engine(streamlit_app.database_url))
     conversation = store.create(title="Soon deleted")
     store.append_message(conversation.id, UserMessage(content=[TextContent(text="an earlier question")]))
-    page.goto(f"{streamlit_app.url}/?c={conversation.id}")
+    open_app(page, f"{streamlit_app.url}/?c={conversation.id}")
     page.get_by_text("an earlier question").wait_for()
     _wait_idle(page)
 
@@ -34,7 +34,7 @@ def test_a_send_to_a_conversation_deleted_in_another_tab_keeps_the_prompt(
     other = chromium.new_context(viewport={"width": 1280, "height": 900})
     try:
         tab = other.new_page()
-        tab.goto(f"{streamlit_app.url}/?c={conversation.id}")
+        open_app(tab, f"{streamlit_app.url}/?c={conversation.id}")
         tab.get_by_text("an earlier question").wait_for()
         _wait_idle(tab)
         delete = tab.locator(f".st-key-delete-{conversation.id} button")

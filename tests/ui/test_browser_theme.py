@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.fixtures.browser import StreamlitApp, screenshot
+from tests.fixtures.browser import StreamlitApp, open_app, screenshot
 from yiem.store import create_store_engine, seed_demo
 
 pytestmark = pytest.mark.browser
@@ -31,7 +31,7 @@ def test_the_costs_page_follows_the_browser_preference(
     context = chromium.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
     try:
         page = context.new_page()
-        page.goto(f"{streamlit_app.url}/costs")
+        open_app(page, f"{streamlit_app.url}/costs")
         page.locator('[data-testid="stApp"]').wait_for()
         page.wait_for_function(
             "want => getComputedStyle(document.querySelector('[data-testid=stApp]'))"

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, screenshot, start_streamlit
+from tests.fixtures.browser import StreamlitApp, open_app, screenshot, start_streamlit
 from tests.fixtures.mcp import StdioServer
 
 pytestmark = pytest.mark.browser
@@ -32,7 +32,7 @@ def tools_app(tmp_path: Path) -> Iterator[StreamlitApp]:
 
 
 def _open_tools(page: Any, app: StreamlitApp) -> None:
-    page.goto(app.url)
+    open_app(page, app.url)
     # A person waits for the chat to load before reaching for another tab.
     page.locator('[data-testid="stChatInputTextArea"]').wait_for()
     page.get_by_role("link", name="Tools").click()
