@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import select
 from streamlit.testing.v1 import AppTest
 
 from yiem.chat import ChatLibrary, ChatSetup
 from yiem.scripted_llm import ScriptedLlm
-from yiem.store import ConversationStore, create_store_engine
+from yiem.store import ConversationStore, create_store_engine, setup_presets
 from yiem.types import LlmModel
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,6 +54,21 @@ def test_the_current_setup_is_saved_as_a_preset_and_applied_in_one_click(db_url:
     _ok(at.sidebar.button(key="preset-delete-0").click().run())
     assert ChatLibrary(create_store_engine(db_url)).presets() == []
     assert not [b for b in at.sidebar.button if b.key == "preset-use-0"]
+
+
+def test_a_preset_never_holds_the_key_typed_in_settings(db_url: str) -> None:
+    key = "sk-typed-for-this-session-0123456789"
+    at = _app()
+    at.sidebar.selectbox(key="set-provider").set_value("openai").run()
+    at.sidebar.text_input(key="set-key-openai").set_value(key).run()
+    assert at.session_state["settings"].api_key == key
+    at.sidebar.text_input(key="preset-name").set_value("Paid")
+    _ok(at.sidebar.button(key="preset-save").click().run())
+    engine = create_store_engine(db_url)
+    [saved] = ChatLibrary(engine).presets()
+    assert saved.setup.provider == "openai"
+    with engine.connect() as conn:
+        assert key not in repr(conn.execute(select(setup_presets)).all())
 
 
 def test_a_preset_without_a_name_is_refused_in_words(db_url: str) -> None:
