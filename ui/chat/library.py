@@ -10,7 +10,7 @@ import streamlit as st
 from ui import bootstrap
 from ui.chat import settings as chat_settings
 from ui.chat import unsent as chat_unsent
-from yiem.chat import ChatLibrary, ChatSetup, Preset, SavedPrompt, fill_template
+from yiem.chat import ChatLibrary, ChatSetup, Preset, SavedPrompt, fill_template, safe_markdown
 from yiem.store import StoreError
 
 FORM_KEY = "yiem_prompt_form"  # the saved prompt whose form is open
@@ -125,7 +125,7 @@ def _prompts(library: ChatLibrary) -> None:
             left.button(
                 prompt.name,
                 key=f"prompt-use-{index}",
-                help=prompt.text[:300],
+                help=safe_markdown(prompt.text[:300]),  # a tooltip is Markdown: no image loads from afar
                 width="stretch",
                 on_click=_use_prompt,
                 args=(prompt,),
@@ -162,9 +162,10 @@ def _close_form() -> None:
 
 @st.dialog("Fill in the prompt", on_dismiss=_close_form)
 def _form(prompt: SavedPrompt) -> None:
-    st.caption(f"“{prompt.name}”: {prompt.text[:300]}")
+    st.caption(prompt.name)
+    st.text(prompt.text[:600])  # as typed: a prompt's Markdown is not drawn here
     with st.form("prompt-form", border=False):
-        values = {name: st.text_area(name, key=f"prompt-var-{name}") for name in prompt.variables}
+        values = {name: st.text_area(name, key=f"prompt-var-{name}", height=68) for name in prompt.variables}
         with st.container(horizontal=True):
             send = st.form_submit_button("Send", type="primary", key="prompt-form-send")
             fill = st.form_submit_button("Put it in the message box", key="prompt-form-fill")
