@@ -21,6 +21,7 @@ from sqlalchemy.engine import Engine
 
 from ui import account
 from yiem.chat import (
+    ChatLibrary,
     ChatSession,
     ChatSettings,
     apply_setup,
@@ -162,6 +163,11 @@ def connect_mcp_servers(
 def grant_vault() -> GrantVault:
     """This person's sign-ins to OAuth-protected MCP servers (sealed in the store)."""
     return GrantVault(store_engine(database_url()), owner().id)
+
+
+def library() -> ChatLibrary:
+    """This person's saved setups (presets) and prompts, for Chat, Experiments and Compare."""
+    return ChatLibrary(store_engine(database_url()), owner().id)
 
 
 def mcp_auth(name: str, entry: McpServerConfig, *, typed: bool = False) -> GrantAuth | None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import streamlit as st
 
-from yiem.chat import image_bytes, safe_markdown
+from yiem.chat import document_in, image_bytes, safe_markdown
 from yiem.types import AgentToolCall, ImageContent, ReasoningContent, TextContent, ToolResultMessage
 
 
@@ -32,7 +32,11 @@ def draw_blocks(content: list[Any]) -> None:
         with st.expander("Reasoning", expanded=False):
             st.markdown(safe_markdown(reasoning))
     for block in content:
-        if isinstance(block, TextContent) and block.text:
+        if isinstance(block, TextContent) and (document := document_in(block)) is not None:
+            # An attached file's text, folded away under its name: it can be long.
+            with st.expander(document.name, icon=":material/description:", expanded=False):
+                st.text(document.text)
+        elif isinstance(block, TextContent) and block.text:
             st.markdown(safe_markdown(block.text))
         elif isinstance(block, ImageContent):
             _draw_image(block, 320)

@@ -17,6 +17,7 @@ from yiem.chat import (
     latest_turns_start,
     send_estimate,
     token_counter,
+    typed_text,
 )
 from yiem.store import StoreError
 from yiem.types import ImageContent, LlmModel, UserMessage
@@ -48,14 +49,15 @@ def _refused_text(chat: ChatSession) -> str:
     return refused[1] if refused and refused[0] == chat.conversation_id else ""
 
 
-def draw(chat: ChatSession) -> None:
-    """The gauge and the next send's cost; when the window is full, what to do, as buttons."""
+def draw(chat: ChatSession, attached: str = "") -> None:
+    """The gauge and the next send's cost (with the `attached` documents' text); when the window is
+    full, what to do, as buttons."""
     model = chat_agent.current_model()
     if model is None:
         st.caption("The context gauge shows once the model has started (after the first message).")
         return
     pending = _refused_text(chat)
-    tokens = _tokens(chat, model, pending)
+    tokens = _tokens(chat, model, "\n".join(text for text in (pending, attached) if text))
     gauge = context_gauge(tokens, model.context_window)
     if gauge.fraction is None:
         st.caption(f":material/data_usage: {gauge.words}")
@@ -104,10 +106,14 @@ def refuse_if_full(chat: ChatSession, prompt: UserMessage) -> None:
     """Refuse a send that would not fit the context window: its text goes back into the input, the
     page says what to do, and it is drawn again. Does nothing when it fits or the window is unknown."""
     model = chat_agent.current_model()
-    text = prompt.text
-    if model is None or context_gauge(_tokens(chat, model, text), model.context_window).level != "full":
+    if (
+        model is None
+        or context_gauge(_tokens(chat, model, prompt.text), model.context_window).level != "full"
+    ):
         st.session_state.pop(REFUSED_KEY, None)
         return
+    # Only the typed text goes back: attached documents stay in their box, counted from there.
+    text = typed_text(prompt)
     st.session_state[REFUSED_KEY] = (chat.conversation_id, text)
     st.session_state[chat_unsent.UNSENT_KEY] = text
     again = " Attach the images again." if any(isinstance(b, ImageContent) for b in prompt.content) else ""

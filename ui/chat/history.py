@@ -11,18 +11,23 @@ from ui.messages import draw_blocks, draw_tool_call, draw_tool_result
 from yiem.chat import (
     ChatSession,
     ChatSessionError,
+    Document,
+    document_in,
     history_start,
     reply_caption,
     reply_ranges,
     safe_markdown,
     tool_results_by_call,
+    typed_text,
     user_message,
+    with_documents,
 )
 from yiem.store import StoreError
 from yiem.types import (
     AssistantMessage,
     AssistantMessageToolCall,
     ImageContent,
+    TextContent,
     UserMessage,
 )
 
@@ -224,7 +229,7 @@ def _edit_control(chat: ChatSession, index: int, message: UserMessage) -> None:
             args=(EDIT_KEY, where),
         )
         return
-    text = message.text
+    text = typed_text(message)  # attached documents go with the new version as they are
     new_text = st.text_area("Your message", value=text, key=f"edit-text-{where}")
     with st.container(horizontal=True):
         send = st.button(
@@ -239,6 +244,10 @@ def _edit_control(chat: ChatSession, index: int, message: UserMessage) -> None:
         st.rerun()
 
 
+def _document(block: object) -> Document | None:
+    return document_in(block) if isinstance(block, TextContent) else None
+
+
 def _queue_resend(chat: ChatSession, index: int, new_text: str | None) -> None:
     try:
         prompt = chat.regenerate(index) if new_text is None else chat.rewind_to(index)
@@ -249,4 +258,5 @@ def _queue_resend(chat: ChatSession, index: int, new_text: str | None) -> None:
     if new_text is None:
         st.session_state["yiem_pending"] = prompt
     else:
-        st.session_state["yiem_pending"] = user_message(new_text, images)
+        documents = [found for block in prompt.content if (found := _document(block)) is not None]
+        st.session_state["yiem_pending"] = with_documents(user_message(new_text, images), documents)

@@ -7,6 +7,7 @@ from typing import Any
 
 import streamlit as st
 
+from ui.chat import library as chat_library
 from ui.chat import settings as chat_settings
 from yiem.chat import ChatSession, TranscriptError, export_json, export_markdown, import_json
 from yiem.store import Conversation, StoreError
@@ -133,6 +134,8 @@ def draw(chat: ChatSession) -> None:
                 _conversation_row(chat, conversation)
         _files(chat)
         chat_settings.draw()
+        chat_library.draw()
+    chat_library.draw_form()
     pending = st.session_state.get(DELETE_KEY)
     if pending:
         try:

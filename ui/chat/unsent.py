@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from yiem.chat import ChatSession
+from yiem.chat import ChatSession, typed_text
 from yiem.store import ConversationNotFoundError, StoreError
 from yiem.types import ImageContent, UserMessage
 
@@ -17,6 +17,8 @@ def keep_unsent(chat: ChatSession, prompt: UserMessage, error: StoreError) -> No
     to a new chat, where sending it again starts one."""
     images = any(isinstance(block, ImageContent) for block in prompt.content)
     again = " Attach the images again." if images else ""
+    if typed_text(prompt) != prompt.text:  # its attached documents' text is not put in the box
+        again += " Attach the documents again."
     if isinstance(error, ConversationNotFoundError):
         chat.new()
         st.query_params.pop("c", None)
@@ -24,7 +26,7 @@ def keep_unsent(chat: ChatSession, prompt: UserMessage, error: StoreError) -> No
     else:
         after = "It is back in the box below: send it again once the problem is solved."
     st.session_state[NOTICE_KEY] = f"{error} Your message was not sent. {after}{again}"
-    st.session_state[UNSENT_KEY] = prompt.text
+    st.session_state[UNSENT_KEY] = typed_text(prompt)
 
 
 def restore_input(input_key: str) -> None:

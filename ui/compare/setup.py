@@ -5,15 +5,16 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import bootstrap
-from yiem.chat import DEFAULT_MODELS, LOCAL, calls_tools
+from yiem.chat import DEFAULT_MODELS, LOCAL, Preset, calls_tools
 from yiem.compare import MAX_COLUMNS, MIN_COLUMNS, ColumnSpec
 from yiem.providers import PRESETS
+from yiem.store import StoreError
 
 SPECS = "compare_specs"
 """Session key: a list of ColumnSpec a test (or a saved comparison) starts the page with."""
 
 
-_WIDGETS = ("provider", "model", "url", "key", "system", "temp", "tools")
+_WIDGETS = ("provider", "model", "url", "key", "system", "temp", "max_tokens", "tools")
 
 
 def preset_columns(specs: list[ColumnSpec]) -> None:
@@ -32,6 +33,32 @@ def _defaults(index: int) -> ColumnSpec:
     return ColumnSpec(provider=chat.provider, base_url=chat.base_url, model_id=chat.model_id)
 
 
+def _fill_from_preset(index: int, presets: dict[str, Preset]) -> None:
+    # The column starts again from the preset, as a reopened comparison's columns do; the others
+    # keep what was typed in them.
+    key = f"cmp_preset_{index}"
+    chosen = presets.get(st.session_state.get(key) or "")
+    if chosen is None:
+        return
+    specs: list[ColumnSpec] = list(st.session_state.get(SPECS) or [])
+    while len(specs) <= index:
+        specs.append(_defaults(len(specs)))
+    specs[index] = ColumnSpec.from_setup(chosen.setup)
+    st.session_state[SPECS] = specs
+    for name in _WIDGETS:
+        if name != "key":  # a key typed for the column stays with it
+            st.session_state.pop(f"cmp_{name}_{index}", None)
+    st.session_state[key] = None  # ready to fill it again
+
+
+def _saved_presets() -> dict[str, Preset]:
+    try:
+        return {preset.name: preset for preset in bootstrap.library().presets()}
+    except StoreError as error:
+        st.caption(f"The setups saved in Chat could not be read: {error}")
+        return {}
+
+
 def draw_column_settings() -> list[ColumnSpec]:
     """Draw one settings box per column (2 to 6) and return the columns as set."""
     preset: list[ColumnSpec] | None = st.session_state.get(SPECS)
@@ -41,11 +68,22 @@ def draw_column_settings() -> list[ColumnSpec]:
     )
     providers = list(PRESETS)
     offered = sorted(st.session_state["tool_registry"].tools)
+    presets = _saved_presets()
     specs: list[ColumnSpec] = []
     boxes = st.columns(min(count, 3))
     for index in range(count):
         spec = _defaults(index)
         with boxes[index % len(boxes)].expander(f"Column {index + 1}: {spec.label}", expanded=False):
+            if presets:
+                st.selectbox(
+                    "Fill from a setup saved in Chat",
+                    list(presets),
+                    index=None,
+                    placeholder="Choose a saved setup",
+                    key=f"cmp_preset_{index}",
+                    on_change=_fill_from_preset,
+                    args=(index, presets),
+                )
             provider = st.selectbox(
                 "Provider",
                 providers,

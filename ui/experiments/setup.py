@@ -9,11 +9,13 @@ from typing import Any
 
 import streamlit as st
 
+from ui import bootstrap
 from ui.experiments.state import WIDGET_PREFIX
-from yiem.chat import DEFAULT_MODELS, LOCAL
+from yiem.chat import DEFAULT_MODELS, LOCAL, Preset
 from yiem.experiments import ExperimentDraft, ScorerError, Variant, scorers
 from yiem.experiments.scorers import AnyScorer
 from yiem.providers import PRESETS
+from yiem.store import StoreError
 
 PROVIDERS = [LOCAL, *[name for name in PRESETS if name != LOCAL]]
 ANOTHER_MODEL = "Another model…"  # the judge picker's entry for a model no variant uses
@@ -133,6 +135,38 @@ def draw_variants(draft: ExperimentDraft, tool_names: list[str]) -> None:
         template = draft.variants[-1] if draft.variants else Variant(name="", provider=LOCAL)
         draft.variants.append(template.model_copy(update={"name": f"variant {len(draft.variants) + 1}"}))
         st.rerun()
+    _variant_from_preset(draft)
+
+
+def _add_preset(draft: ExperimentDraft, presets: dict[str, Preset], key: str) -> None:
+    chosen = presets.get(st.session_state.get(key) or "")
+    if chosen is None:
+        return
+    taken = {variant.name for variant in draft.variants}
+    name = next(n for n in (chosen.name, *(f"{chosen.name} {i}" for i in range(2, 100))) if n not in taken)
+    draft.variants.append(Variant.from_setup(name, chosen.setup))
+    st.session_state[key] = None  # ready to add another
+
+
+def _variant_from_preset(draft: ExperimentDraft) -> None:
+    """One choice adds a variant doing what a setup saved in Chat does."""
+    try:
+        presets = {preset.name: preset for preset in bootstrap.library().presets()}
+    except StoreError as error:
+        st.caption(f"The setups saved in Chat could not be read: {error}")
+        return
+    if not presets:
+        return
+    key = f"{WIDGET_PREFIX}add_preset"
+    st.selectbox(
+        "Add a variant from a setup saved in Chat",
+        list(presets),
+        index=None,
+        placeholder="Choose a saved setup",
+        key=key,
+        on_change=_add_preset,
+        args=(draft, presets, key),
+    )
 
 
 def _scorer_fields(kind: str, k: str, old: dict[str, Any], variant_names: list[str]) -> dict[str, Any]:

@@ -11,7 +11,9 @@ from ui import bootstrap
 from ui.chat import agent as chat_agent
 from ui.chat import budget as chat_budget
 from ui.chat import context as chat_context
+from ui.chat import documents as chat_documents
 from ui.chat import history, live
+from ui.chat import library as chat_library
 from ui.chat import settings as chat_settings
 from ui.chat import sidebar as chat_sidebar
 from ui.chat import unsent as chat_unsent
@@ -77,7 +79,8 @@ if notice := st.session_state.pop("yiem_notice", None):
     st.error(notice)
 chat_budget.draw_warning()
 
-chat_context.draw(chat)  # the context gauge and the next send's cost, above the input
+attached = chat_documents.draw()  # documents for the next message, each with its tokens
+chat_context.draw(chat, attached)  # the context gauge and the next send's cost, above the input
 takes_images = chat_agent.accepts_images()
 input_key = "prompt-images" if takes_images else "prompt"
 chat_unsent.restore_input(input_key)  # a prompt the store refused goes back into the input
@@ -88,16 +91,18 @@ submitted: Any = st.chat_input(
     accept_file="multiple" if takes_images else False,
     file_type=["png", "jpg", "jpeg", "gif", "webp"] if takes_images else None,
 )
+submitted = chat_library.sent_prompt(submitted)  # a saved prompt sent from its form, as if typed
 pending: UserMessage | None = st.session_state.pop("yiem_pending", None)
 if isinstance(submitted, str) and submitted.strip():
-    pending = user_message(submitted)
+    pending = chat_documents.attach(user_message(submitted))
 elif submitted is not None:
     images = [
         ImageContent(data=base64.b64encode(file.getvalue()).decode(), mime_type=file.type or "image/png")
         for file in submitted.files
     ]
     if submitted.text.strip() or images:
-        pending = user_message(submitted.text, images)
+        pending = chat_documents.attach(user_message(submitted.text, images))
 if pending is not None:
     chat_context.refuse_if_full(chat, pending)  # a send that does not fit goes back into the input
+    chat_documents.sent()
     live.run(chat, pending, _show_conversation_in_url)

@@ -11,7 +11,19 @@ from yiem.chat._context_gauge import (
     latest_turns_start,
     send_estimate,
 )
+from yiem.chat._documents import (
+    DOCUMENT_SUFFIXES,
+    Document,
+    DocumentError,
+    document_block,
+    document_in,
+    read_document,
+    too_large,
+    typed_text,
+    with_documents,
+)
 from yiem.chat._images import ImageDataError, check_image, image_bytes
+from yiem.chat._library import ChatLibrary, LibraryError, Preset, SavedPrompt
 from yiem.chat._safe_markdown import safe_markdown
 from yiem.chat._session import (
     ChatSession,
@@ -41,6 +53,7 @@ from yiem.chat._settings import (
 )
 from yiem.chat._setup import ChatSetup, apply_setup, conversation_setup, setup_of, stored_setup
 from yiem.chat._stopped_usage import token_counter
+from yiem.chat._templates import fill_template, template_variables
 from yiem.chat._timeline import MODEL_LANE, TimelineBar, reply_ranges, reply_timeline
 from yiem.chat._transcript import Transcript, TranscriptError, export_json, export_markdown, import_json
 
@@ -49,21 +62,28 @@ from yiem.providers import configured_secret, secrets_file_value
 
 __all__ = [
     "DEFAULT_MODELS",
+    "DOCUMENT_SUFFIXES",
     "KEEP_FRACTION",
     "LOCAL",
     "MODEL_LANE",
     "BackgroundEvents",
     "BackgroundEventsError",
+    "ChatLibrary",
     "ChatSession",
     "ChatSessionError",
     "ChatSettings",
     "ChatSetup",
     "ContextGauge",
+    "Document",
+    "DocumentError",
     "ImageDataError",
     "KeyStatus",
+    "LibraryError",
     "ModelSettingsError",
+    "Preset",
     "Quiet",
     "RunAgent",
+    "SavedPrompt",
     "SendEstimate",
     "TimelineBar",
     "Transcript",
@@ -78,14 +98,18 @@ __all__ = [
     "conversation_setup",
     "conversation_tokens",
     "default_settings",
+    "document_block",
+    "document_in",
     "expected_output",
     "export_json",
     "export_markdown",
+    "fill_template",
     "history_start",
     "image_bytes",
     "import_json",
     "key_status",
     "latest_turns_start",
+    "read_document",
     "register_server_secrets",
     "reply_caption",
     "reply_ranges",
@@ -98,8 +122,12 @@ __all__ = [
     "starting_base_url",
     "stored_setup",
     "takes_images",
+    "template_variables",
     "title_from",
     "token_counter",
+    "too_large",
     "tool_results_by_call",
+    "typed_text",
     "user_message",
+    "with_documents",
 ]

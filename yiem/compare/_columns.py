@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from yiem.chat import LOCAL, ChatSettings
+from yiem.chat import LOCAL, ChatSettings, ChatSetup
 from yiem.errors import YiemError
 from yiem.types import AgentLoopConfig
 
@@ -29,6 +29,19 @@ class ColumnSpec(BaseModel):
     temperature: float | None = None
     max_tokens: int | None = None
     tools: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def from_setup(cls, setup: ChatSetup) -> ColumnSpec:
+        """A column doing what a Chat setup (a preset) does (its tool mode has no place in a column)."""
+        return cls(
+            provider=setup.provider,
+            base_url=setup.base_url,
+            model_id=setup.model_id,
+            system_prompt=setup.system_prompt,
+            temperature=setup.temperature,
+            max_tokens=setup.max_tokens,
+            tools=list(setup.tools),
+        )
 
     @property
     def label(self) -> str:

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from yiem.chat import ChatSetup, fill_template
 from yiem.errors import YiemError
 from yiem.llm import LlmClient
 from yiem.types import AgentLoopConfig, AgentTool, LlmModel
 
 CUSTOM_PROVIDER = "custom"
 """The provider key (for concurrency and costs) of a variant that carries its own `LlmClient`."""
-
-_PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}|\{(\w+)\}")
 
 
 class VariantError(YiemError):
@@ -44,6 +42,21 @@ class Variant(BaseModel):
     # Typed in the page for one session, or passed in Python; never stored or exported.
     api_key: str = Field(default="", exclude=True, repr=False)
 
+    @classmethod
+    def from_setup(cls, name: str, setup: ChatSetup) -> Variant:
+        """A variant named `name` doing what a Chat setup (a preset) does."""
+        return cls(
+            name=name,
+            provider=setup.provider,
+            model_id=setup.model_id,
+            base_url=setup.base_url,
+            system_prompt=setup.system_prompt,
+            temperature=setup.temperature,
+            max_tokens=setup.max_tokens,
+            tools=list(setup.tools),
+            tool_execution=setup.tool_execution,
+        )
+
     @property
     def provider_key(self) -> str:
         """What concurrency is bounded by: the provider's name, or `custom` for a client object."""
@@ -60,14 +73,7 @@ class Variant(BaseModel):
 
     def render_system_prompt(self, vars: Mapping[str, str]) -> str:
         """The system prompt with `{name}` (or `{{name}}`) replaced by the item's vars; others kept as is."""
-
-        def replace(match: re.Match[str]) -> str:
-            name = match.group(1) or match.group(2)
-            return vars[name] if name in vars else match.group(0)
-
-        return (
-            _PLACEHOLDER.sub(replace, self.system_prompt) if "{" in self.system_prompt else self.system_prompt
-        )
+        return fill_template(self.system_prompt, vars)
 
     def loop_config(self) -> AgentLoopConfig:
         """The agent loop's settings for this variant."""

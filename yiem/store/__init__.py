@@ -14,6 +14,7 @@ from yiem.store._errors import (
     StoreUnavailableError,
 )
 from yiem.store._experiment_tables import experiment_outcomes, experiment_runs, experiments
+from yiem.store._library_tables import saved_prompts, setup_presets
 from yiem.store._messages import LEAF, MessagePath, MessageTree, StoredMessage
 from yiem.store._migrations import SCHEMA_VERSION, current_schema_version
 from yiem.store._schema import (
@@ -61,7 +62,9 @@ __all__ = [
     "generate",
     "mcp_sign_ins",
     "messages",
+    "saved_prompts",
     "seed_demo",
+    "setup_presets",
     "usage",
     "usage_conversation_hourly",
     "usage_hourly",

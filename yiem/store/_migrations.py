@@ -209,6 +209,12 @@ def _migrate_14_to_15(conn: Connection) -> None:
         conn.execute(text("ALTER TABLE usage ADD COLUMN source TEXT"))
 
 
+def _migrate_15_to_16(conn: Connection) -> None:
+    # Version 16 adds setup_presets and saved_prompts (Chat's library); create_all after the steps
+    # makes both tables and their indexes, so this step only has to exist to be counted.
+    del conn
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
@@ -224,6 +230,7 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     12: _migrate_12_to_13,
     13: _migrate_13_to_14,
     14: _migrate_14_to_15,
+    15: _migrate_15_to_16,
 }
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 

@@ -1,0 +1,196 @@
+"""The sidebar's library: saved setups (presets) applied in one click, and saved prompts whose
+`{{variables}}` a small form asks for before the prompt is sent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from ui import bootstrap
+from ui.chat import settings as chat_settings
+from ui.chat import unsent as chat_unsent
+from yiem.chat import ChatLibrary, ChatSetup, Preset, SavedPrompt, fill_template, safe_markdown
+from yiem.store import StoreError
+
+FORM_KEY = "yiem_prompt_form"  # the saved prompt whose form is open
+SEND_KEY = "yiem_prompt_send"  # a filled prompt to send as if it had been typed
+PROBLEM_KEY = "yiem_library_problem"  # why the last save or delete failed, shown in its section
+
+
+def describe(setup: ChatSetup) -> str:
+    """A preset's setup in one line: provider/model, sampling, tools."""
+    parts = [f"{setup.provider}/{setup.model_id}"]
+    if setup.temperature is not None:
+        parts.append(f"temperature {setup.temperature:g}")
+    if setup.max_tokens:
+        parts.append(f"at most {setup.max_tokens:,} tokens")
+    if setup.tools:
+        parts.append(f"{len(setup.tools)} tool{'s' if len(setup.tools) > 1 else ''} ({setup.tool_execution})")
+    if setup.system_prompt:
+        parts.append("a system prompt")
+    return " · ".join(parts)
+
+
+def _run(action: Any, *args: Any) -> bool:
+    try:
+        action(*args)
+    except StoreError as error:
+        st.session_state[PROBLEM_KEY] = str(error)
+        return False
+    st.session_state.pop(PROBLEM_KEY, None)
+    return True
+
+
+def _delete(action: Any, name: str) -> None:
+    _run(action, name)
+
+
+def _apply(preset: Preset) -> None:
+    chat_settings.restore(preset.setup)
+    st.toast(f"Now chatting with “{preset.name}”: {describe(preset.setup)}.", icon=":material/bookmark:")
+
+
+def _save_preset(library: ChatLibrary) -> None:
+    if _run(library.save_preset, st.session_state.get("preset-name", ""), chat_settings.current_setup()):
+        st.session_state["preset-name"] = ""
+
+
+def _save_prompt(library: ChatLibrary) -> None:
+    name, text = st.session_state.get("prompt-name", ""), st.session_state.get("prompt-text", "")
+    if _run(library.save_prompt, name, text):
+        st.session_state["prompt-name"] = st.session_state["prompt-text"] = ""
+
+
+def _use_prompt(prompt: SavedPrompt) -> None:
+    if prompt.variables:
+        st.session_state[FORM_KEY] = prompt
+    else:  # nothing to ask: it goes into the message box, to send or change first
+        st.session_state[chat_unsent.UNSENT_KEY] = prompt.text
+
+
+def _problem() -> None:
+    if problem := st.session_state.get(PROBLEM_KEY):
+        st.error(problem)
+
+
+def _presets(library: ChatLibrary) -> None:
+    with st.expander("Saved setups", icon=":material/bookmarks:"):
+        try:
+            presets = library.presets()
+        except StoreError as error:
+            st.error(f"The saved setups could not be read: {error}")
+            presets = []
+        if not presets:
+            st.caption("None yet: choose a model and settings above, then save them here under a name.")
+        for index, preset in enumerate(presets):
+            left, right = st.columns([5, 2], vertical_alignment="center")
+            left.button(
+                preset.name,
+                key=f"preset-use-{index}",
+                help=f"Use this setup: {describe(preset.setup)}",
+                width="stretch",
+                on_click=_apply,
+                args=(preset,),
+            )
+            right.button(
+                "Delete",
+                key=f"preset-delete-{index}",
+                type="tertiary",
+                on_click=_delete,
+                args=(library.delete_preset, preset.name),
+            )
+        st.text_input("Name", key="preset-name", placeholder="e.g. Careful reviewer")
+        st.button(
+            "Save the current setup",
+            key="preset-save",
+            icon=":material/bookmark_add:",
+            help="Provider, model, system prompt, temperature, longest reply and tools (never a key)",
+            on_click=_save_preset,
+            args=(library,),
+        )
+
+
+def _prompts(library: ChatLibrary) -> None:
+    with st.expander("Saved prompts", icon=":material/library_books:"):
+        try:
+            prompts = library.prompts()
+        except StoreError as error:
+            st.error(f"The saved prompts could not be read: {error}")
+            prompts = []
+        if not prompts:
+            st.caption("None yet: save a prompt you use often; {{name}} marks what changes each time.")
+        for index, prompt in enumerate(prompts):
+            left, right = st.columns([5, 2], vertical_alignment="center")
+            left.button(
+                prompt.name,
+                key=f"prompt-use-{index}",
+                help=safe_markdown(prompt.text[:300]),  # a tooltip is Markdown: no image loads from afar
+                width="stretch",
+                on_click=_use_prompt,
+                args=(prompt,),
+            )
+            right.button(
+                "Delete",
+                key=f"prompt-delete-{index}",
+                type="tertiary",
+                on_click=_delete,
+                args=(library.delete_prompt, prompt.name),
+            )
+        st.text_input("Name", key="prompt-name", placeholder="e.g. Summarise")
+        st.text_area("Prompt", key="prompt-text", placeholder="Summarise {{text}} in {{words}} words.")
+        st.button(
+            "Save the prompt",
+            key="prompt-save",
+            icon=":material/bookmark_add:",
+            on_click=_save_prompt,
+            args=(library,),
+        )
+
+
+def draw() -> None:
+    """The two sections, in the sidebar."""
+    library = bootstrap.library()
+    _presets(library)
+    _prompts(library)
+    _problem()
+
+
+def _close_form() -> None:
+    st.session_state.pop(FORM_KEY, None)
+
+
+@st.dialog("Fill in the prompt", on_dismiss=_close_form)
+def _form(prompt: SavedPrompt) -> None:
+    st.caption(prompt.name)
+    st.text(prompt.text[:600])  # as typed: a prompt's Markdown is not drawn here
+    with st.form("prompt-form", border=False):
+        values = {name: st.text_area(name, key=f"prompt-var-{name}", height=68) for name in prompt.variables}
+        with st.container(horizontal=True):
+            send = st.form_submit_button("Send", type="primary", key="prompt-form-send")
+            fill = st.form_submit_button("Put it in the message box", key="prompt-form-fill")
+    if not (send or fill):
+        return
+    missing = [name for name, value in values.items() if not value.strip()]
+    if missing:
+        st.error(f"Fill in {', '.join(missing)} first.")
+        return
+    text = fill_template(prompt.text, values)
+    _close_form()
+    for name in prompt.variables:
+        st.session_state.pop(f"prompt-var-{name}", None)
+    st.session_state[SEND_KEY if send else chat_unsent.UNSENT_KEY] = text
+    st.rerun()
+
+
+def draw_form() -> None:
+    """The open prompt's form, if one is open (call outside the sidebar)."""
+    prompt = st.session_state.get(FORM_KEY)
+    if isinstance(prompt, SavedPrompt):
+        _form(prompt)
+
+
+def sent_prompt(submitted: Any) -> Any:
+    """What the chat input gave, or a filled saved prompt sent from its form (as if it had been typed)."""
+    filled = st.session_state.pop(SEND_KEY, None)
+    return filled if filled is not None else submitted
