@@ -171,7 +171,7 @@ def _draw_run(events: Iterator[AgentEvent | Quiet]) -> str | None:
             )
             with status:
                 st.caption("Result")
-                messages.draw_tool_result(event.result)
+                messages.draw_tool_result(event.result, f"live-{event.tool_call.id}")
         elif isinstance(event, AgentEndEvent) and event.error_message and event.stop_reason != "aborted":
             # Errors of a reply are drawn with it; this is for the loop's own (e.g. too many turns).
             shown = any(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from typing import Any
 
@@ -9,7 +10,7 @@ import streamlit as st
 
 from ui.chat import settings as chat_settings
 from yiem.chat import ChatSession, TranscriptError, export_json, export_markdown, import_json
-from yiem.store import Conversation, StoreError
+from yiem.store import MATCH_END, MATCH_START, Conversation, StoreError
 
 DELETE_KEY = "yiem_delete"
 
@@ -78,6 +79,12 @@ def _conversation_row(chat: ChatSession, conversation: Conversation) -> None:
             st.rerun()
 
 
+def _snippet(match: str) -> str:
+    # Message text is shown as words, never as Markdown; only the matching words are made bold.
+    plain = re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", " ".join(match.split()))
+    return plain.replace(MATCH_START, "**").replace(MATCH_END, "**")
+
+
 def _files(chat: ChatSession) -> None:
     with st.expander("Export and import", icon=":material/import_export:"):
         if chat.messages:
@@ -119,7 +126,10 @@ def draw(chat: ChatSession) -> None:
             _switch(chat, None)
             st.rerun()
         search = st.text_input(
-            "Search titles", key="search", placeholder="Search titles", label_visibility="collapsed"
+            "Search titles and messages",
+            key="search",
+            placeholder="Search titles and messages",
+            label_visibility="collapsed",
         )
         try:
             found = chat.store.list_conversations(search)
@@ -131,6 +141,8 @@ def draw(chat: ChatSession) -> None:
         with st.container(height=320 if len(found) > 8 else "content", border=False):
             for conversation in found:
                 _conversation_row(chat, conversation)
+                if conversation.match:
+                    st.caption(_snippet(conversation.match))
         _files(chat)
         chat_settings.draw()
     pending = st.session_state.get(DELETE_KEY)
