@@ -89,6 +89,7 @@ def draw_history(chat: ChatSession) -> None:
                 if index in replies:
                     first, end = replies[index]
                     draw_timeline(chat.messages[first:end], key=f"timeline-{chat.conversation_id}-{index}")
+                if index in replies and not chat.temporary:  # a temporary chat has nothing stored to copy
                     st.button(
                         "New chat from here",
                         icon=":material/fork_right:",

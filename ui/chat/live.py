@@ -262,5 +262,6 @@ def run(chat: ChatSession, prompt: UserMessage, show_in_url: Callable[[], None])
         raise
     if notice:
         st.session_state["yiem_notice"] = notice
+    chat_agent.start_title(agent, model)  # in the background: the sidebar shows it on a later rerun
     # Draw the page again from the store: the sidebar, the history and its buttons now include this run.
     st.rerun()

@@ -42,6 +42,7 @@ from yiem.chat._settings import (
 from yiem.chat._setup import ChatSetup, apply_setup, conversation_setup, setup_of, stored_setup
 from yiem.chat._stopped_usage import token_counter
 from yiem.chat._timeline import MODEL_LANE, TimelineBar, reply_ranges, reply_timeline
+from yiem.chat._titles import clean_title, write_title, writes_titles
 from yiem.chat._transcript import Transcript, TranscriptError, export_json, export_markdown, import_json
 
 # Re-exported: the one secret lookup lives with the providers, whose keys it finds.
@@ -72,6 +73,7 @@ __all__ = [
     "available_models",
     "calls_tools",
     "check_image",
+    "clean_title",
     "configured_secret",
     "connect",
     "context_gauge",
@@ -102,4 +104,6 @@ __all__ = [
     "token_counter",
     "tool_results_by_call",
     "user_message",
+    "write_title",
+    "writes_titles",
 ]

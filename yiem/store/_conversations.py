@@ -184,6 +184,16 @@ class ConversationStore(MessageMethods):
         """Set the title."""
         self._update(conversation_id, title=redact(title))
 
+    def retitle(self, conversation_id: str, old: str, new: str) -> bool:
+        """Set the title only if it is still `old` (a rename meanwhile wins); whether it was set."""
+        with self.engine.begin() as conn:
+            result = conn.execute(
+                update(conversations)
+                .where(self._mine(conversation_id), conversations.c.title == redact(old))
+                .values(title=redact(new), title_folded=fold_title(redact(new)))
+            )
+        return bool(result.rowcount)
+
     def update_settings(
         self,
         conversation_id: str,
