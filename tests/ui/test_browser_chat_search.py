@@ -1,4 +1,4 @@
-"""Copy a reply and find a conversation by a word of its reply, in a real Chromium with the embedded model.
+"""Copy a reply or a tool result, and find a conversation by a word of its reply, in a real Chromium.
 
 Each step waits for the exact state it asserts (the button's "Copied", the snippet's bold word).
 """
@@ -14,13 +14,21 @@ from playwright.sync_api import expect
 from tests.fixtures.browser import StreamlitApp, screenshot
 from tests.ui.test_browser_chat import _limit_replies, _send, _wait_idle
 from yiem.store import ConversationStore, create_store_engine
-from yiem.types import AssistantMessage
+from yiem.types import (
+    AgentToolCall,
+    AssistantMessage,
+    AssistantMessageToolCall,
+    TextContent,
+    ToolResultMessage,
+    UserMessage,
+)
 
-pytestmark = [pytest.mark.browser, pytest.mark.llama]
+pytestmark = [pytest.mark.browser]
 
 PROMPT = "Name a colour."
 
 
+@pytest.mark.llama
 def test_copy_a_reply_then_find_its_conversation_by_a_word_only_in_it(
     streamlit_app: StreamlitApp, page: Any
 ) -> None:
@@ -55,3 +63,27 @@ def test_copy_a_reply_then_find_its_conversation_by_a_word_only_in_it(
     expect(sidebar.get_by_role("button", name=PROMPT)).to_be_visible()
     expect(sidebar.get_by_role("button", name="Another chat")).to_have_count(0)
     screenshot(page, "chat-search-snippet")
+
+
+def test_copy_a_tool_result(streamlit_app: StreamlitApp, page: Any) -> None:
+    store = ConversationStore(create_store_engine(streamlit_app.database_url))
+    conversation = store.create(title="Weather")
+    call = AgentToolCall(id="call_1", name="forecast", arguments={"city": "Wellington"})
+    result = "Drizzle, 14 °C\nWind: *strong* northerly"
+    store.replace_messages(
+        conversation.id,
+        [
+            UserMessage.from_text("Weather in Wellington?"),
+            AssistantMessageToolCall(tool_calls=[call]),
+            ToolResultMessage(
+                tool_call_id="call_1", tool_name="forecast", content=[TextContent(text=result)]
+            ),
+            AssistantMessage(content=[TextContent(text="Drizzly and windy.")]),
+        ],
+    )
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=streamlit_app.url)
+    page.goto(f"{streamlit_app.url}/?c={conversation.id}")
+    page.locator("[data-testid=stExpander] summary", has_text="forecast").click()
+    page.get_by_role("button", name="Copy result").click()
+    expect(page.get_by_role("button", name="Copied")).to_be_visible()
+    assert page.evaluate("navigator.clipboard.readText()") == result  # the tool's text, not its JSON
