@@ -50,7 +50,9 @@ def test_a_word_only_in_a_reply_finds_the_conversation_with_its_snippet(db_url: 
 
 
 def test_a_temporary_chat_saves_no_conversation_but_its_usage(db_url: str) -> None:
-    at = _app(ScriptedLlm([{"content": "Secret answer", "usage": USAGE}, {"content": "Again", "usage": USAGE}]))
+    at = _app(
+        ScriptedLlm([{"content": "Secret answer", "usage": USAGE}, {"content": "Again", "usage": USAGE}])
+    )
     at.sidebar.toggle(key="temporary-chat").set_value(True).run()
     assert any("Temporary chat" in c.value for c in at.caption)
     at.chat_input[0].set_value("Nobody should keep this").run()
