@@ -218,7 +218,8 @@ def run(chat: ChatSession, prompt: UserMessage, show_in_url: Callable[[], None])
     except chat_agent.ChatSetupError as error:
         chat.reload()  # a regenerated prompt's earlier replies come back into view: nothing was added
         st.session_state["yiem_notice"] = (
-            f"{error} Your message is saved; press Regenerate after changing the settings."
+            f"{error} Your message is {'kept here' if chat.temporary else 'saved'}; press Regenerate "
+            "after changing the settings."
         )
         st.rerun()
     if chat_budget.refused(chat, model, settings.max_tokens):  # before any request: the prompt goes back
