@@ -8,6 +8,7 @@ from typing import Any
 
 import streamlit as st
 
+from ui.clipboard import copy_button
 from yiem.chat import document_in, image_bytes, safe_markdown
 from yiem.types import AgentToolCall, ImageContent, ReasoningContent, TextContent, ToolResultMessage
 
@@ -52,7 +53,9 @@ def _draw_image(block: ImageContent, width: int) -> None:
         st.caption(":material/broken_image: An image that cannot be shown: its data is damaged.")
 
 
-def draw_tool_call(call: AgentToolCall, result: ToolResultMessage | None) -> None:
+def draw_tool_call(
+    call: AgentToolCall, result: ToolResultMessage | None, copy_key: str | None = None
+) -> None:
     """A finished tool call: its arguments and its result (or that it has none), folded away."""
     # An expander, not `st.status`: each status costs a 50 ms sleep on every rerun, and a finished
     # call has no state left to animate.
@@ -67,11 +70,14 @@ def draw_tool_call(call: AgentToolCall, result: ToolResultMessage | None) -> Non
         json_block(call.arguments)
         if result is not None:
             st.caption("Result")
-            draw_tool_result(result)
+            draw_tool_result(result, copy_key)
 
 
-def draw_tool_result(result: ToolResultMessage) -> None:
+def draw_tool_result(result: ToolResultMessage, copy_key: str | None = None) -> None:
+    """A tool's result as JSON, its images and details; with `copy_key`, a Copy button for its text."""
     joined = result.text_joined_by("\n")
+    if copy_key is not None and joined:
+        copy_button(joined, "Copy result", key=f"copy-result-{copy_key}")
     try:
         json_block(json.loads(joined))
     except ValueError:

@@ -22,7 +22,7 @@ def test_a_version_15_database_gains_the_library_tables_and_keeps_its_rows(any_s
 
     migrated = create_store_engine(any_store_url)
     with migrated.connect() as conn:
-        assert current_schema_version(conn) == SCHEMA_VERSION == 16
+        assert current_schema_version(conn) == SCHEMA_VERSION
         tables = set(inspect(conn).get_table_names())
         assert {"setup_presets", "saved_prompts"} <= tables
         for table in ("setup_presets", "saved_prompts"):

@@ -25,6 +25,9 @@ from yiem.types import AgentLoopConfig, AgentMessage, LlmModel, UserMessage
 
 OVERRIDE_KEY = "llm_override"
 """Tests put `(LlmClient, LlmModel)` here to chat with a scripted model instead of the settings'."""
+TITLE_OVERRIDE_KEY = "llm_title_override"
+"""Tests put an `LlmClient` here to title conversations with; with `OVERRIDE_KEY` alone there are none."""
+TITLE_THREAD_KEY = "yiem_title_thread"  # the thread writing the open conversation's title, if any
 MODEL_KEY = "yiem_model"  # (settings fingerprint, the catalogue's LlmModel for them)
 
 
@@ -133,3 +136,15 @@ def prepare() -> tuple[RunAgent, LlmModel, Agent]:
         return agent.prompt(prompt)
 
     return run_agent, model, agent
+
+
+def start_title(agent: Agent, model: LlmModel) -> None:
+    """After a first reply, let the chat's model title the conversation in the background."""
+    chat = st.session_state["chat"]
+    client: LlmClient | None = agent.llm
+    if st.session_state.get(OVERRIDE_KEY) is not None:
+        # A test's scripted model answers only what its test scripted: titles need their own.
+        title_client = st.session_state.get(TITLE_OVERRIDE_KEY)
+        client = None if title_client is None else chat.budget.wrap(title_client)
+    if client is not None:
+        st.session_state[TITLE_THREAD_KEY] = chat.title_after_first_reply(client, model)

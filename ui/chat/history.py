@@ -7,6 +7,7 @@ import streamlit as st
 from ui import avatars, bootstrap
 from ui.chat import settings as chat_settings
 from ui.chat.timeline import draw_timeline
+from ui.clipboard import copy_button
 from ui.messages import draw_blocks, draw_tool_call, draw_tool_result
 from yiem.chat import (
     ChatSession,
@@ -85,12 +86,15 @@ def draw_history(chat: ChatSession) -> None:
                 draw_blocks(message.content)
                 if isinstance(message, AssistantMessageToolCall):
                     for call in message.tool_calls:
-                        draw_tool_call(call, results.get(call.id))
+                        draw_tool_call(call, results.get(call.id), f"{chat.conversation_id}-{call.id}")
                 draw_failure(message)
                 st.caption(reply_caption(message))
+                if message.text:
+                    copy_button(message.text, "Copy reply", key=f"copy-{chat.conversation_id}-{index}")
                 if index in replies:
                     first, end = replies[index]
                     draw_timeline(chat.messages[first:end], key=f"timeline-{chat.conversation_id}-{index}")
+                if index in replies and not chat.temporary:  # a temporary chat has nothing stored to copy
                     st.button(
                         "New chat from here",
                         icon=":material/fork_right:",
@@ -102,7 +106,7 @@ def draw_history(chat: ChatSession) -> None:
                     )
         elif message.tool_call_id not in asked:
             with st.chat_message("assistant", avatar=avatars.TOOL):
-                draw_tool_result(message)
+                draw_tool_result(message, f"{chat.conversation_id}-{message.tool_call_id}")
     if last_prompt >= 0 and not st.session_state.get("yiem_pending"):
         with st.container(horizontal=True):
             if st.button(

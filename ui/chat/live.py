@@ -171,7 +171,7 @@ def _draw_run(events: Iterator[AgentEvent | Quiet]) -> str | None:
             )
             with status:
                 st.caption("Result")
-                messages.draw_tool_result(event.result)
+                messages.draw_tool_result(event.result, f"live-{event.tool_call.id}")
         elif isinstance(event, AgentEndEvent) and event.error_message and event.stop_reason != "aborted":
             # Errors of a reply are drawn with it; this is for the loop's own (e.g. too many turns).
             shown = any(
@@ -218,7 +218,8 @@ def run(chat: ChatSession, prompt: UserMessage, show_in_url: Callable[[], None])
     except chat_agent.ChatSetupError as error:
         chat.reload()  # a regenerated prompt's earlier replies come back into view: nothing was added
         st.session_state["yiem_notice"] = (
-            f"{error} Your message is saved; press Regenerate after changing the settings."
+            f"{error} Your message is {'kept here' if chat.temporary else 'saved'}; press Regenerate "
+            "after changing the settings."
         )
         st.rerun()
     if chat_budget.refused(chat, model, settings.max_tokens):  # before any request: the prompt goes back
@@ -262,5 +263,6 @@ def run(chat: ChatSession, prompt: UserMessage, show_in_url: Callable[[], None])
         raise
     if notice:
         st.session_state["yiem_notice"] = notice
+    chat_agent.start_title(agent, model)  # in the background: the sidebar shows it on a later rerun
     # Draw the page again from the store: the sidebar, the history and its buttons now include this run.
     st.rerun()

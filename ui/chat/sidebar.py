@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from typing import Any
 
 import streamlit as st
 
+from ui.chat import agent as chat_agent
 from ui.chat import library as chat_library
 from ui.chat import settings as chat_settings
 from yiem.chat import ChatSession, TranscriptError, export_json, export_markdown, import_json
-from yiem.store import Conversation, StoreError
+from yiem.store import MATCH_END, MATCH_START, Conversation, StoreError
 
 DELETE_KEY = "yiem_delete"
+TEMPORARY_KEY = "temporary-chat"
 
 
 def _switch(chat: ChatSession, conversation_id: str | None) -> None:
@@ -21,6 +24,21 @@ def _switch(chat: ChatSession, conversation_id: str | None) -> None:
         st.query_params.pop("c", None)
     else:
         st.query_params["c"] = conversation_id
+
+
+def _toggle_temporary(chat: ChatSession) -> None:
+    # Either way the chat starts afresh: a saved one is not turned temporary half-way, nor back.
+    chat.new(temporary=bool(st.session_state[TEMPORARY_KEY]))
+    st.query_params.pop("c", None)
+
+
+@st.fragment(run_every=1)
+def _await_title() -> None:
+    # The model writes the title after the reply is shown; the page is drawn again once it has.
+    thread = st.session_state.get(chat_agent.TITLE_THREAD_KEY)
+    if thread is None or not thread.is_alive():
+        st.session_state.pop(chat_agent.TITLE_THREAD_KEY, None)
+        st.rerun(scope="app")
 
 
 def _forget_delete() -> None:
@@ -79,6 +97,12 @@ def _conversation_row(chat: ChatSession, conversation: Conversation) -> None:
             st.rerun()
 
 
+def _snippet(match: str) -> str:
+    # Message text is shown as words, never as Markdown; only the matching words are made bold.
+    plain = re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", " ".join(match.split()))
+    return plain.replace(MATCH_START, "**").replace(MATCH_END, "**")
+
+
 def _files(chat: ChatSession) -> None:
     with st.expander("Export and import", icon=":material/import_export:"):
         if chat.messages:
@@ -119,8 +143,22 @@ def draw(chat: ChatSession) -> None:
         if st.button("New chat", icon=":material/add:", key="new-chat", width="stretch"):
             _switch(chat, None)
             st.rerun()
+        st.session_state[TEMPORARY_KEY] = chat.temporary  # opening a conversation ends a temporary chat
+        st.toggle(
+            "Temporary chat",
+            key=TEMPORARY_KEY,
+            on_change=_toggle_temporary,
+            args=(chat,),
+            help="A chat that is not saved: it is gone when you leave it or reload the page. "
+            "What it costs still counts on the Costs page.",
+        )
+        if st.session_state.get(chat_agent.TITLE_THREAD_KEY) is not None:
+            _await_title()
         search = st.text_input(
-            "Search titles", key="search", placeholder="Search titles", label_visibility="collapsed"
+            "Search titles and messages",
+            key="search",
+            placeholder="Search titles and messages",
+            label_visibility="collapsed",
         )
         try:
             found = chat.store.list_conversations(search)
@@ -132,10 +170,17 @@ def draw(chat: ChatSession) -> None:
         with st.container(height=320 if len(found) > 8 else "content", border=False):
             for conversation in found:
                 _conversation_row(chat, conversation)
+                if conversation.match:
+                    st.caption(_snippet(conversation.match))
         _files(chat)
         chat_settings.draw()
         chat_library.draw()
     chat_library.draw_form()
+    if chat.temporary:
+        st.caption(
+            ":material/visibility_off: Temporary chat: nothing of it is saved, and it is gone once you "
+            "leave or reload. Its costs still count on the Costs page."
+        )
     pending = st.session_state.get(DELETE_KEY)
     if pending:
         try:

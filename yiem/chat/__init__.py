@@ -55,6 +55,7 @@ from yiem.chat._setup import ChatSetup, apply_setup, conversation_setup, setup_o
 from yiem.chat._stopped_usage import token_counter
 from yiem.chat._templates import fill_template, template_variables
 from yiem.chat._timeline import MODEL_LANE, TimelineBar, reply_ranges, reply_timeline
+from yiem.chat._titles import clean_title, write_title, writes_titles
 from yiem.chat._transcript import Transcript, TranscriptError, export_json, export_markdown, import_json
 
 # Re-exported: the one secret lookup lives with the providers, whose keys it finds.
@@ -92,6 +93,7 @@ __all__ = [
     "available_models",
     "calls_tools",
     "check_image",
+    "clean_title",
     "configured_secret",
     "connect",
     "context_gauge",
@@ -130,4 +132,6 @@ __all__ = [
     "typed_text",
     "user_message",
     "with_documents",
+    "write_title",
+    "writes_titles",
 ]

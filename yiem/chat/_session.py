@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from yiem.budgets import BudgetCheck, BudgetGuard
 from yiem.chat._setup import ChatSetup
 from yiem.chat._stopped_usage import estimate_stopped_usage
+from yiem.chat._titles import first_exchange, title_in_background, writes_titles
 from yiem.chat._transcript import Transcript
 from yiem.errors import YiemError
 from yiem.events import AgentEvent, MessageEndEvent
+from yiem.llm import LlmClient
 from yiem.redaction import redact
 from yiem.store import Conversation, ConversationStore
 from yiem.types import (
@@ -64,6 +67,9 @@ class ChatSession:
         """Each message's alternatives (its own id included), oldest first."""
         self._next_siblings: tuple[int, ...] = ()  # the alternatives the next message joins
         self._resend: UserMessage | None = None  # a saved prompt to answer again (Regenerate)
+        self.temporary = False
+        """A temporary chat: its messages live in this session only; its usage rows are still saved."""
+        self._temporary_prompt = ""  # a temporary chat's system prompt (it has no conversation row)
 
     @property
     def conversation_id(self) -> str | None:
@@ -80,13 +86,14 @@ class ChatSession:
         path = self.store.load_path(conversation_id)
         self.messages, self.message_ids, self.siblings = path.messages, path.ids, path.siblings
         self._next_siblings, self._resend = (), None
-        self.conversation = conversation
+        self.conversation, self.temporary = conversation, False
 
-    def new(self) -> None:
-        """Start an empty chat; it is stored once the first message is sent."""
+    def new(self, temporary: bool = False) -> None:
+        """Start an empty chat; it is stored once the first message is sent, unless `temporary`."""
         self.conversation = None
         self.messages, self.message_ids, self.siblings = [], [], []
         self._next_siblings, self._resend = (), None
+        self.temporary, self._temporary_prompt = temporary, ""
 
     def reload(self) -> None:
         """Read the open conversation again from the store."""
@@ -106,6 +113,12 @@ class ChatSession:
         `setup`, when given, is recorded as the conversation's own, to be restored when it reopens."""
         if setup is not None:
             provider, model_id, system_prompt = setup.provider, setup.model_id, setup.system_prompt
+        if self.temporary:
+            self._temporary_prompt = system_prompt
+            if not self.is_resend(prompt):
+                self._save("", prompt)
+            self._resend = None
+            return ""
         saved = None if setup is None else setup.model_dump()
         conversation = self._ensure_conversation(prompt, provider, model_id, system_prompt, saved)
         if self._resend is prompt and self.messages and self.messages[-1] is prompt:
@@ -126,6 +139,15 @@ class ChatSession:
         model: LlmModel | None = None,
         estimated: bool = False,
     ) -> None:
+        if self.temporary:
+            # Nothing of the chat is stored but what it cost; it keeps no alternatives to go back to.
+            if isinstance(message, AssistantMessage | AssistantMessageToolCall):
+                self.store.record_usage(message, model, usage_estimated=estimated)
+            self.messages.append(message)
+            self.message_ids.append(-len(self.messages))
+            self.siblings.append((self.message_ids[-1],))
+            self._next_siblings = ()
+            return
         parent = self.message_ids[-1] if self.message_ids else None
         stored = self.store.add_message(
             conversation_id, message, model, parent_id=parent, usage_estimated=estimated
@@ -180,10 +202,10 @@ class ChatSession:
 
     def answer(self, run_agent: RunAgent, model: LlmModel) -> Iterator[AgentEvent]:
         """Run the agent on the last message (a saved prompt); yields its events, saving each message."""
-        if self.conversation is None or not self.messages or not isinstance(self.messages[-1], UserMessage):
+        prompt = self.messages[-1] if self.messages else None
+        if (self.conversation is None and not self.temporary) or not isinstance(prompt, UserMessage):
             raise ChatSessionError("There is no message waiting for an answer.")
-        conversation_id = self.conversation.id
-        prompt = self.messages[-1]
+        conversation_id = self.conversation.id if self.conversation else ""
         history = self.messages[:-1]
 
         def events() -> Iterator[AgentEvent]:
@@ -193,7 +215,7 @@ class ChatSession:
                 ):
                     estimated = False
                     if isinstance(event.message, AssistantMessage | AssistantMessageToolCall):
-                        system_prompt = self.conversation.system_prompt if self.conversation else ""
+                        system_prompt = self.system_prompt
                         estimated = estimate_stopped_usage(event.message, self.messages, system_prompt, model)
                         _price(event.message, model)
                     self._save(conversation_id, event.message, model, estimated)
@@ -203,8 +225,25 @@ class ChatSession:
 
     def check_budget(self, model: LlmModel, max_tokens: int | None = None) -> BudgetCheck:
         """The spending limits' answer for answering the last message with `model` (ok, warn or refuse)."""
-        system_prompt = self.conversation.system_prompt if self.conversation else ""
-        return self.budget.check_request(model, system_prompt, self.messages, max_tokens)
+        return self.budget.check_request(model, self.system_prompt, self.messages, max_tokens)
+
+    @property
+    def system_prompt(self) -> str:
+        """The system prompt the open chat was last sent with."""
+        return self.conversation.system_prompt if self.conversation else self._temporary_prompt
+
+    def title_after_first_reply(self, client: LlmClient, model: LlmModel) -> threading.Thread | None:
+        """Have the model title a saved conversation after its first reply, in the background.
+
+        Only while the title is still the first line (not renamed, not a fork) and the model is not
+        the embedded toy one; returns the thread, or None when no title is asked for."""
+        exchange = first_exchange(self.messages)
+        conversation = self.conversation
+        if conversation is None or self.temporary or exchange is None or not writes_titles(model.provider):
+            return None
+        if conversation.title != title_from(exchange[0] or "Image"):
+            return None
+        return title_in_background(self.store, conversation.id, conversation.title, client, model, *exchange)
 
     def withdraw_prompt(self) -> UserMessage:
         """Take back the last prompt unanswered (a send the limits refused); an emptied new chat goes too."""

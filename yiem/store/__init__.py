@@ -15,6 +15,7 @@ from yiem.store._errors import (
 )
 from yiem.store._experiment_tables import experiment_outcomes, experiment_runs, experiments
 from yiem.store._library_tables import saved_prompts, setup_presets
+from yiem.store._message_search import MATCH_END, MATCH_START
 from yiem.store._messages import LEAF, MessagePath, MessageTree, StoredMessage
 from yiem.store._migrations import SCHEMA_VERSION, current_schema_version
 from yiem.store._schema import (
@@ -34,6 +35,8 @@ __all__ = [
     "DAY_MS",
     "ERROR_STOP_REASON",
     "LEAF",
+    "MATCH_END",
+    "MATCH_START",
     "SCHEMA_VERSION",
     "USAGE_HOUR_EXPRESSION",
     "Conversation",

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, false, insert, select, update
+from sqlalchemy import delete, false, insert, or_, select, update
 from sqlalchemy.engine import Engine
 
 from yiem.redaction import redact, redact_data
 from yiem.store._errors import StoreError, missing_conversation
+from yiem.store._message_search import matching_conversations, search_words, snippets
 from yiem.store._messages import MessageMethods, now_ms
 from yiem.store._schema import OWNER_DEFAULT, conversations, fold_title, messages
 
@@ -39,6 +40,8 @@ class Conversation:
     """The conversation this one was forked from ("New chat from here"), if any."""
     forked_from_message: int | None = None
     """The id of the message in `forked_from` its copied path ends at."""
+    match: str = ""
+    """From a search that found a message's text: a snippet of it (see `list_conversations`)."""
 
 
 def _setup_json(setup: dict[str, Any]) -> str:
@@ -131,18 +134,32 @@ class ConversationStore(MessageMethods):
         return found is not None
 
     def list_conversations(self, search: str = "", limit: int = 200) -> list[Conversation]:
-        """Most recently updated first, hidden ones left out; `search` keeps titles that contain it."""
+        """Most recently updated first, hidden ones left out.
+
+        `search` keeps those whose title contains it or with a message holding each of its words
+        (as word prefixes); those found by a message carry its snippet in `match`, the matching
+        words between `MATCH_START` and `MATCH_END`.
+        """
         query = (
             select(conversations)
             .where(conversations.c.owner == self.owner, conversations.c.hidden == false())
             .order_by(conversations.c.updated_ms.desc())
             .limit(limit)
         )
+        words = search_words(search)
         if search.strip():
             pattern = f"%{_escape_like(fold_title(search.strip()))}%"
-            query = query.where(conversations.c.title_folded.like(pattern, escape="\\"))
+            in_title = conversations.c.title_folded.like(pattern, escape="\\")
+            if words:
+                in_text = conversations.c.id.in_(matching_conversations(self.engine.dialect.name, words))
+                query = query.where(or_(in_title, in_text))
+            else:
+                query = query.where(in_title)
         with self.engine.connect() as conn:
-            return [_conversation(row) for row in conn.execute(query)]
+            found = [_conversation(row) for row in conn.execute(query)]
+            # Only the owner's conversations reach here, so only their messages are quoted.
+            matches = snippets(conn, words, [c.id for c in found])
+        return [replace(c, match=matches[c.id]) if c.id in matches else c for c in found]
 
     def last_setup(self) -> dict[str, Any] | None:
         """The setup of the conversation sent to most recently (hidden ones left out), if any has one."""
@@ -166,6 +183,16 @@ class ConversationStore(MessageMethods):
     def rename(self, conversation_id: str, title: str) -> None:
         """Set the title."""
         self._update(conversation_id, title=redact(title))
+
+    def retitle(self, conversation_id: str, old: str, new: str) -> bool:
+        """Set the title only if it is still `old` (a rename meanwhile wins); whether it was set."""
+        with self.engine.begin() as conn:
+            result = conn.execute(
+                update(conversations)
+                .where(self._mine(conversation_id), conversations.c.title == redact(old))
+                .values(title=redact(new), title_folded=fold_title(redact(new)))
+            )
+        return bool(result.rowcount)
 
     def update_settings(
         self,

@@ -188,6 +188,24 @@ class MessageMethods:
                 continue
         raise StoreError(f"Could not append to conversation {conversation_id!r}: concurrent writers.")
 
+    def record_usage(
+        self,
+        message: AssistantMessage | AssistantMessageToolCall,
+        model: LlmModel | None,
+        conversation_id: str | None = None,
+        *,
+        usage_estimated: bool = False,
+    ) -> None:
+        """Save the usage row of a reply that is not stored as a message (a temporary chat's, a title's)."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                insert(usage).values(
+                    **usage_row(message, model, conversation_id, usage_estimated),
+                    owner=self.owner,
+                    source=self.source,
+                )
+            )
+
     def append_message(
         self,
         conversation_id: str,

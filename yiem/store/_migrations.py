@@ -8,6 +8,7 @@ from sqlalchemy import Connection, Engine, bindparam, delete, func, insert, insp
 from sqlalchemy.schema import CreateIndex
 
 from yiem.store._errors import SchemaTooNewError
+from yiem.store._message_search import install_message_search
 from yiem.store._rollups import ROLLUPS, drop_rollup, install_rollup
 from yiem.store._schema import (
     OWNER_DEFAULT,
@@ -215,6 +216,11 @@ def _migrate_15_to_16(conn: Connection) -> None:
     del conn
 
 
+def _migrate_16_to_17(conn: Connection) -> None:
+    # Version 17 makes message text searchable (see _message_search), the messages already stored too.
+    install_message_search(conn)
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
@@ -231,6 +237,7 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     13: _migrate_13_to_14,
     14: _migrate_14_to_15,
     15: _migrate_15_to_16,
+    16: _migrate_16_to_17,
 }
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 
@@ -296,6 +303,7 @@ def migrate(engine: Engine) -> int:
             metadata.create_all(conn)
             for rollup in ROLLUPS:
                 install_rollup(conn, rollup)
+            install_message_search(conn)
         else:
             for version in range(found, SCHEMA_VERSION):
                 MIGRATIONS[version](conn)

@@ -1,0 +1,89 @@
+"""Copy a reply or a tool result, and find a conversation by a word of its reply, in a real Chromium.
+
+Each step waits for the exact state it asserts (the button's "Copied", the snippet's bold word).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.fixtures.browser import StreamlitApp, screenshot
+from tests.ui.test_browser_chat import _limit_replies, _send, _wait_idle
+from yiem.store import ConversationStore, create_store_engine
+from yiem.types import (
+    AgentToolCall,
+    AssistantMessage,
+    AssistantMessageToolCall,
+    TextContent,
+    ToolResultMessage,
+    UserMessage,
+)
+
+pytestmark = [pytest.mark.browser]
+
+PROMPT = "Name a colour."
+
+
+@pytest.mark.llama
+def test_copy_a_reply_then_find_its_conversation_by_a_word_only_in_it(
+    streamlit_app: StreamlitApp, page: Any
+) -> None:
+    store = ConversationStore(create_store_engine(streamlit_app.database_url))
+    store.create(title="Another chat")
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=streamlit_app.url)
+    page.goto(streamlit_app.url)
+    _limit_replies(page, 12)
+    _send(page, PROMPT)
+    page.wait_for_url(re.compile(r"\?c="))
+    conversation_id = page.url.split("?c=")[1].split("&")[0]
+    expect(page.get_by_text(re.compile(r"\d+ in · \d+ out"))).to_be_visible(timeout=120_000)
+    _wait_idle(page)
+    reply = store.load_messages(conversation_id)[-1]
+    assert isinstance(reply, AssistantMessage) and reply.text
+
+    copy = page.get_by_role("button", name="Copy reply")
+    copy.click()
+    expect(page.get_by_role("button", name="Copied")).to_be_visible()
+    assert page.evaluate("navigator.clipboard.readText()") == reply.text  # the Markdown, as stored
+
+    asked = {word.casefold() for word in re.findall(r"\w+", PROMPT)}
+    candidates = [w for w in re.findall(r"[A-Za-z]{4,}", reply.text) if w.casefold() not in asked]
+    if not candidates:
+        pytest.fail(f"the model's reply has no word of four letters to search for: {reply.text!r}")
+    word = max(candidates, key=len)
+    search = page.get_by_placeholder("Search titles and messages")
+    search.fill(word)
+    search.press("Enter")
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    expect(sidebar.locator("strong", has_text=re.compile(f"^{word}$", re.IGNORECASE)).first).to_be_visible()
+    expect(sidebar.get_by_role("button", name=PROMPT)).to_be_visible()
+    expect(sidebar.get_by_role("button", name="Another chat")).to_have_count(0)
+    screenshot(page, "chat-search-snippet")
+
+
+def test_copy_a_tool_result(streamlit_app: StreamlitApp, page: Any) -> None:
+    store = ConversationStore(create_store_engine(streamlit_app.database_url))
+    conversation = store.create(title="Weather")
+    call = AgentToolCall(id="call_1", name="forecast", arguments={"city": "Wellington"})
+    result = "Drizzle, 14 °C\nWind: *strong* northerly"
+    store.replace_messages(
+        conversation.id,
+        [
+            UserMessage.from_text("Weather in Wellington?"),
+            AssistantMessageToolCall(tool_calls=[call]),
+            ToolResultMessage(
+                tool_call_id="call_1", tool_name="forecast", content=[TextContent(text=result)]
+            ),
+            AssistantMessage(content=[TextContent(text="Drizzly and windy.")]),
+        ],
+    )
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=streamlit_app.url)
+    page.goto(f"{streamlit_app.url}/?c={conversation.id}")
+    page.locator("[data-testid=stExpander] summary", has_text="forecast").click()
+    page.get_by_role("button", name="Copy result").click()
+    expect(page.get_by_role("button", name="Copied")).to_be_visible()
+    assert page.evaluate("navigator.clipboard.readText()") == result  # the tool's text, not its JSON
