@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -17,6 +18,7 @@ from yiem.store import budgets
 
 Period = Literal["day", "month"]
 Scope = Literal["team", "person"]
+Source = Literal["app", "config"]
 PERIOD_WORDS: dict[str, str] = {"day": "daily", "month": "monthly"}
 
 
@@ -49,6 +51,8 @@ class Budget(BaseModel):
     provider: str = ""
     period: Period = "month"
     limit_usd: float = Field(gt=0)
+    # Set by an admin in the app (stored), or read from the budgets file (yiem.budgets._config).
+    source: Source = "app"
 
     def applies_to(self, owner_id: str, provider: str) -> bool:
         """Whether a request of `owner_id` to `provider` counts against this limit."""
@@ -85,13 +89,28 @@ class Budget(BaseModel):
 
 
 class BudgetStore:
-    """The limits in the store; only an admin (or the one local user) changes them, anyone reads them."""
+    """The limits in the store, and the budgets file's; only an admin (or the one local user) changes
+    the stored ones, anyone reads them.
 
-    def __init__(self, engine: Engine) -> None:
+    `configured` stands for the budgets file (e.g. the driver's, on a Ray worker); None reads the file.
+    """
+
+    def __init__(self, engine: Engine, configured: Sequence[Budget] | None = None) -> None:
         self.engine = engine
+        self.configured = None if configured is None else list(configured)
+
+    def from_config(self) -> list[Budget]:
+        """The budgets file's limits; `BudgetConfigError` when it is wrong."""
+        from yiem.budgets._config import configured_budgets
+
+        return configured_budgets() if self.configured is None else list(self.configured)
 
     def all(self) -> list[Budget]:
-        """Every limit, team ones first, then by period and provider."""
+        """Every limit: the stored ones (team first, then by period and provider), then the file's."""
+        return self.stored() + self.from_config()
+
+    def stored(self) -> list[Budget]:
+        """The limits set in the app, team ones first, then by period and provider."""
         b = budgets.c
         query = select(budgets).order_by(b.scope.desc(), b.owner, b.period, b.provider)
         with self.engine.connect() as conn:
@@ -129,7 +148,8 @@ class BudgetStore:
                     update(budgets).where(b.id == found).values(limit_usd=budget.limit_usd, updated_ms=stamp)
                 )
                 return budget.model_copy(update={"id": found})
-            conn.execute(insert(budgets).values(**budget.model_dump(), created_ms=stamp, updated_ms=stamp))
+            row = budget.model_dump(exclude={"source"})
+            conn.execute(insert(budgets).values(**row, created_ms=stamp, updated_ms=stamp))
         return budget
 
     def remove(self, who: Owner, budget_id: str) -> None:

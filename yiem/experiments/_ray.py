@@ -35,14 +35,15 @@ TASK_RETRIES = 3
 # Per worker process: the runs' specs, and each variant's client and tools, made once.
 _specs: dict[str, RunSpec] = {}
 _ready: dict[tuple[str, str], tuple[Any, Any, list[AgentTool]]] = {}
-_guards: dict[tuple[str, str], BudgetGuard] = {}
+_guards: dict[tuple[str, str, str], BudgetGuard] = {}
 _judges_limited: set[str] = set()  # the runs whose rubric judges ask the limits first
 _worker_lock = threading.Lock()
 # The refusal of the item this thread runs: requests and judges run in the item's own thread.
 _refusal = threading.local()
 
-Limits = tuple[str, str]
-"""(database URL, owner id): where a worker checks the spending limits, and whose they are."""
+Limits = tuple[str, str, str]
+"""(database URL, owner id, the budgets file's limits as JSON): where a worker checks the spending
+limits, whose they are, and the driver's file (a worker's folder may hold another, or none)."""
 
 
 def _refused(checked: BudgetCheck, signal: AbortSignal | None) -> None:
@@ -53,17 +54,25 @@ def _refused(checked: BudgetCheck, signal: AbortSignal | None) -> None:
 
 
 def _worker_guard(limits: Limits) -> BudgetGuard:
-    from yiem.budgets import BudgetGuard
+    from pydantic import TypeAdapter
+
+    from yiem.budgets import Budget, BudgetGuard
     from yiem.store import create_store_engine
 
     guard = _guards.get(limits)
     if guard is None:
-        guard = _guards[limits] = BudgetGuard(create_store_engine(limits[0]), limits[1])
+        url, owner_id, configured = limits
+        from_file = TypeAdapter(list[Budget]).validate_json(configured)
+        guard = _guards[limits] = BudgetGuard(create_store_engine(url), owner_id, from_file)
     return guard
 
 
 def worker_limits(guard: BudgetGuard) -> Limits:
     """What a worker needs to check `guard`'s limits; a database only this process sees cannot be."""
+    from pydantic import TypeAdapter
+
+    from yiem.budgets import Budget
+
     url = guard.ledger.engine.url
     if url.get_backend_name() == "sqlite":
         if url.database in (None, "", ":memory:"):
@@ -72,7 +81,8 @@ def worker_limits(guard: BudgetGuard) -> Limits:
                 "set YIEM_DATABASE_URL to a file or PostgreSQL, or unset " + RAY_ADDRESS_ENV
             )
         url = url.set(database=str(Path(url.database).resolve()))
-    return url.render_as_string(hide_password=False), guard.owner_id
+    configured = TypeAdapter(list[Budget]).dump_json(guard.ledger.limits.from_config()).decode()
+    return url.render_as_string(hide_password=False), guard.owner_id, configured
 
 
 def _worker_tools(names: list[str]) -> dict[str, AgentTool]:
