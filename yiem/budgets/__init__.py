@@ -18,7 +18,8 @@ from yiem.budgets._estimate import (
 )
 from yiem.budgets._guard import BudgetedLlm, BudgetGuard
 from yiem.budgets._ledger import PRICE_UNKNOWN, WARN_SHARE, BudgetCheck, Ledger, Standing, Verdict
-from yiem.budgets._limits import Budget, BudgetError, BudgetStore, Period, Scope, period_range
+from yiem.budgets._limits import Budget, BudgetError, Period, Scope, period_range
+from yiem.budgets._store import BudgetStore
 
 __all__ = [
     "BUDGETS_FILE_ENV",

@@ -14,7 +14,8 @@ from pydantic import BaseModel
 from sqlalchemy import Connection, Engine, and_, delete, exists, func, insert, select, update
 
 from yiem.budgets._config import BudgetConfigError
-from yiem.budgets._limits import Budget, BudgetStore, now_ms, period_range
+from yiem.budgets._limits import Budget, now_ms, period_range
+from yiem.budgets._store import BudgetStore
 from yiem.costs import counts_query
 from yiem.store import budget_reservations, budgets, usage
 
