@@ -37,15 +37,20 @@ def _run(tmp_path: Path, limit: float, items: int) -> tuple[Any, ScriptedLlm, Sc
     engine = create_store_engine(f"sqlite:///{tmp_path / 'judge.db'}")
     BudgetStore(engine).set(LOCAL_OWNER, Budget(scope="person", period="month", limit_usd=limit))
     answers, judge = ScriptedLlm([reply] * items), ScriptedLlm([verdict] * items)
-    result = run_experiment(
+    rubric = scorers.rubric("Is it an answer?", Variant(name="judge", llm=judge, model=JUDGE_MODEL))
+    result = _experiment(engine, answers, rubric, items, BudgetGuard(engine, LOCAL_OWNER.id))
+    return result, answers, judge, engine
+
+
+def _experiment(engine: Any, answers: ScriptedLlm, rubric: Any, items: int, budget: Any) -> Any:
+    return run_experiment(
         Dataset.from_records([{"id": f"q{n}", "input": f"question {n}"} for n in range(items)]),
         [Variant(name="v", llm=answers, model=MODEL)],
-        [scorers.rubric("Is it an answer?", Variant(name="judge", llm=judge, model=JUDGE_MODEL))],
+        [rubric],
         concurrency=1,
         store=ExperimentStore(engine),
-        budget=BudgetGuard(engine, LOCAL_OWNER.id),
+        budget=budget,
     )
-    return result, answers, judge, engine
 
 
 def test_a_judge_request_that_would_cross_the_limit_is_refused_in_words(tmp_path: Path) -> None:
@@ -76,3 +81,15 @@ def test_judge_spending_is_reserved_then_counted_from_its_usage_rows(tmp_path: P
     [standing] = Ledger(engine).check(LOCAL_OWNER.id, MODEL.provider, 0.0).standings
     assert standing.reserved == 0.0
     assert abs(standing.spent - spent) < 1e-9
+
+
+def test_a_judge_used_again_without_limits_is_not_held_to_the_last_runs(tmp_path: Path) -> None:
+    engine = create_store_engine(f"sqlite:///{tmp_path / 'again.db'}")
+    BudgetStore(engine).set(LOCAL_OWNER, Budget(scope="person", period="month", limit_usd=0.035))
+    judge = ScriptedLlm([verdict])
+    rubric = scorers.rubric("Is it an answer?", Variant(name="judge", llm=judge, model=JUDGE_MODEL))
+    _experiment(engine, ScriptedLlm([reply]), rubric, 1, BudgetGuard(engine, LOCAL_OWNER.id))
+    assert judge.requests == []  # refused under the limits
+
+    again = _experiment(engine, ScriptedLlm([reply]), rubric, 1, None)
+    assert len(judge.requests) == 1 and again.outcomes[0].scores[0].passed

@@ -110,10 +110,11 @@ class Judge(BaseModel):
     _guard: tuple[BudgetGuard, OnRefuse | None] | None = PrivateAttr(default=None)
     _budgeted: tuple[LlmClient, LlmModel] | None = PrivateAttr(default=None)
 
-    def limit_spending(self, guard: BudgetGuard, on_refuse: OnRefuse | None = None) -> None:
-        """From now on every verdict is asked through `guard`: reserved first, refused in words."""
+    def limit_spending(self, guard: BudgetGuard | None, on_refuse: OnRefuse | None = None) -> None:
+        """From now on every verdict asks `guard` first: reserved, or refused in words (None: no limits)."""
         with self._lock:
-            self._guard, self._budgeted = (guard, on_refuse), None
+            self._guard = None if guard is None else (guard, on_refuse)
+            self._budgeted = None
 
     def connection(self) -> tuple[LlmClient, LlmModel]:
         with self._lock:
@@ -157,8 +158,11 @@ class Judge(BaseModel):
         return RubricVerdict(parsed[0], parsed[1], True, usage, cost, name, at)
 
 
-def limit_judges(scorers: Sequence[Any], guard: BudgetGuard, on_refuse: OnRefuse | None = None) -> None:
-    """Every rubric judge among `scorers` asks `guard` before each verdict (see `Judge.limit_spending`)."""
+def limit_judges(
+    scorers: Sequence[Any], guard: BudgetGuard | None, on_refuse: OnRefuse | None = None
+) -> None:
+    """Every rubric judge among `scorers` asks `guard` before each verdict (see `Judge.limit_spending`);
+    None lifts a previous run's limits from judges used again."""
     for scorer in scorers:
         judge = getattr(scorer, "judge", None)
         if isinstance(judge, Judge):

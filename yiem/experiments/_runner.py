@@ -138,8 +138,7 @@ class ThreadExecutor:
             max_workers=sum(spec.limit(provider) for provider in providers), thread_name_prefix="yiem-exp"
         )
         self._ready = {}
-        if budget is not None:
-            limit_judges(spec.scorers, budget, on_refuse)
+        limit_judges(spec.scorers, budget, on_refuse)
         for variant in spec.variants:
             llm, model = variant.connect()
             if budget is not None:
