@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 from sqlalchemy import Engine
 
 from yiem import costs
-from yiem.budgets import Budget, BudgetError, BudgetStore, BurnDown, burn_down
+from yiem.budgets import (
+    Budget,
+    BudgetConfigError,
+    BudgetError,
+    BudgetStore,
+    BurnDown,
+    burn_down,
+    spend_by_person,
+)
 from yiem.identity import Owner
 
 ALL_PROVIDERS = "All providers"
@@ -38,14 +47,52 @@ def _chart(burned: BurnDown) -> go.Figure:
     return figure
 
 
+def _draw_people(engine: Engine, budget: Budget) -> None:
+    # An admin's view of a team or each-person limit: the team's total this period, split by person.
+    spent = spend_by_person(engine, budget)
+    total = sum(dollars for _who, dollars in spent)
+    people = f"{len(spent)} {'person' if len(spent) == 1 else 'people'}"
+    st.caption(f"The team this {budget.period}: ${total:.4f} spent by {people}.")
+    if not spent:
+        return
+    each = budget.scope == "person"
+    frame = pd.DataFrame(
+        [
+            {
+                "Person": who,
+                "Spent": dollars,
+                "Share": dollars / budget.limit_usd if each else (dollars / total if total else 0.0),
+            }
+            for who, dollars in spent
+        ]
+    )
+    share_help = "Of this person's limit" if each else "Of the team's spend"
+    st.dataframe(
+        frame,
+        hide_index=True,
+        key=f"people_{budget.id}",
+        column_config={
+            "Spent": st.column_config.NumberColumn("Spent", format="$%.4f"),
+            "Share": st.column_config.NumberColumn("Share", format="percent", help=share_help),
+        },
+    )
+
+
 def _draw_one(engine: Engine, budget: Budget, person: Owner, limits: BudgetStore) -> None:
     burned = burn_down(engine, budget, budget.owner or person.id)
     share = burned.spent / budget.limit_usd
     whose = "" if budget.scope == "team" or budget.owner else " (yours)"
-    st.markdown(f"**{budget.label}{whose}**: ${burned.spent:.4f} of ${budget.limit_usd:.2f} ({share:.0%})")
+    where = " · from the budgets file" if budget.source == "config" else ""
+    st.markdown(
+        f"**{budget.label}{whose}**: ${burned.spent:.4f} of ${budget.limit_usd:.2f} ({share:.0%}){where}"
+    )
     st.plotly_chart(_chart(burned), key=f"burn_{budget.id}")
-    if person.is_admin and st.button(
-        "Remove this limit", key=f"remove_{budget.id}", icon=":material/delete:"
+    if person.is_admin and person.signed_in and not budget.owner:
+        _draw_people(engine, budget)
+    if (
+        person.is_admin
+        and budget.source == "app"
+        and st.button("Remove this limit", key=f"remove_{budget.id}", icon=":material/delete:")
     ):
         limits.remove(person, budget.id)
         st.rerun()
@@ -91,16 +138,32 @@ def _draw_form(engine: Engine, person: Owner, limits: BudgetStore) -> None:
 def draw_budgets(engine: Engine, person: Owner) -> None:
     """Each spending limit with its burn-down; an admin (the local user without sign-in) sets them here."""
     limits = BudgetStore(engine)
-    shown = _visible(limits.all(), person)
-    with st.expander(f"Budgets ({len(shown)})" if shown else "Budgets", icon=":material/savings:"):
+    config_error: BudgetConfigError | None = None
+    try:
+        everyone = limits.all()
+    except BudgetConfigError as error:  # every request is refused meanwhile: say why, and show the rest
+        config_error, everyone = error, limits.stored()
+    shown = _visible(everyone, person)
+    with st.expander(
+        f"Budgets ({len(shown)})" if shown else "Budgets",
+        icon=":material/savings:",
+        expanded=bool(config_error),
+    ):
+        if config_error is not None:
+            st.error(f"{config_error} Until it is fixed, every request is refused.")
         if not shown:
+            how = (
+                "Set one below, or in a budgets.toml file (see the README)"
+                if person.is_admin
+                else "Only an admin can set one"
+            )
             st.caption(
-                "No spending limit is set. With one, a send that would cross it is refused before any "
-                "request is made."
+                f"No spending limit is set. {how}: then a send, comparison or experiment run that would "
+                "cross it is refused before any request is made."
             )
         for budget in shown:
             _draw_one(engine, budget, person, limits)
         if person.is_admin:
             _draw_form(engine, person, limits)
-        else:
+        elif shown:
             st.caption("Only an admin can set or change limits.")

@@ -35,6 +35,7 @@ scope = None if team else person.id
 stored = costs.data_range(engine, costs.UsageFilter(owner=scope))
 if stored is None:
     draw_empty_store(engine, person.id)
+    draw_budgets(engine, person)  # a limit can be set before anything is spent
     st.stop()
 draw_budgets(engine, person)  # the spending limits and their burn-down, whatever the filters below
 view = read_view(url, stored, now_ms=int(time.time() * 1000), owner=scope)

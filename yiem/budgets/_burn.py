@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from pydantic import BaseModel
@@ -46,3 +47,12 @@ def burn_down(engine: Engine, budget: Budget, owner_id: str, at_ms: int | None =
         times.append(bucket + step)
         cumulative.append(total)
     return BurnDown(budget=budget, start=_naive(start), end=_naive(end), times=times, cumulative=cumulative)
+
+
+def spend_by_person(engine: Engine, budget: Budget, at_ms: int | None = None) -> list[tuple[str, float]]:
+    """What each person spent this period on the requests `budget` counts (its provider), most first:
+    for an admin, the team's total split by person."""
+    at = now_ms() if at_ms is None else at_ms
+    team = replace(budget.usage_filter("", at), owner=None)
+    rows = summarize(engine, team, "UTC", "day").breakdown("owner")
+    return [(row.key, row.totals.cost_total) for row in rows]

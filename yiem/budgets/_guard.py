@@ -9,6 +9,7 @@ from sqlalchemy import Engine
 from yiem._tool_runner import takes_keyword
 from yiem.budgets._estimate import request_cost
 from yiem.budgets._ledger import BudgetCheck, Ledger
+from yiem.budgets._limits import Budget
 from yiem.llm import GenerationOptions, LlmClient, StreamDone, StreamEvent
 from yiem.types import (
     AbortSignal,
@@ -23,8 +24,8 @@ from yiem.types import (
 class BudgetGuard:
     """The limits as they apply to one person (`owner_id`) on one store."""
 
-    def __init__(self, engine: Engine, owner_id: str) -> None:
-        self.ledger = Ledger(engine)
+    def __init__(self, engine: Engine, owner_id: str, configured: Sequence[Budget] | None = None) -> None:
+        self.ledger = Ledger(engine, configured)
         self.owner_id = owner_id
 
     def check(self, provider: str, estimated_cost: float | None) -> BudgetCheck:

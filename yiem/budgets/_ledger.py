@@ -7,12 +7,15 @@ requests in flight whose usage row is not written yet.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel
 from sqlalchemy import Connection, Engine, and_, delete, exists, func, insert, select, update
 
-from yiem.budgets._limits import Budget, BudgetStore, now_ms, period_range
+from yiem.budgets._config import BudgetConfigError
+from yiem.budgets._limits import Budget, now_ms, period_range
+from yiem.budgets._store import BudgetStore
 from yiem.costs import counts_query
 from yiem.store import budget_reservations, budgets, usage
 
@@ -127,15 +130,24 @@ def _judge(standings: list[Standing], estimate: float | None) -> BudgetCheck:
 class Ledger:
     """Checks and reservations against the limits of one store (shared by every replica using it)."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, configured: Sequence[Budget] | None = None) -> None:
         self.engine = engine
-        self.limits = BudgetStore(engine)
+        self.limits = BudgetStore(engine, configured)
+
+    def _applying(self, owner_id: str, provider: str) -> list[Budget] | BudgetCheck:
+        # A wrong budgets file refuses every request in its words: a limit meant to hold never lapses.
+        try:
+            return self.limits.applying(owner_id, provider)
+        except BudgetConfigError as error:
+            return BudgetCheck(verdict="refuse", message=f"Not sent: {error}")
 
     def check(self, owner_id: str, provider: str, estimated_cost: float | None) -> BudgetCheck:
         """Whether a request of `owner_id` to `provider` costing up to `estimated_cost` ($, None: price
         unknown) fits every limit it counts against; reserves nothing."""
         at = now_ms()
-        applying = self.limits.applying(owner_id, provider)
+        applying = self._applying(owner_id, provider)
+        if isinstance(applying, BudgetCheck):
+            return applying
         with self.engine.connect() as conn:
             standings = [_standing(conn, budget, owner_id, at) for budget in applying]
         return _judge(standings, estimated_cost)
@@ -147,7 +159,9 @@ class Ledger:
         so two replicas cannot both take the last of a limit.
         """
         at = now_ms()
-        applying = self.limits.applying(owner_id, provider)
+        applying = self._applying(owner_id, provider)
+        if isinstance(applying, BudgetCheck):
+            return applying
         if not applying:
             return BudgetCheck(estimated_cost=estimated_cost)
         if estimated_cost is None:  # nothing to reserve: allowed, with the warning that it is not counted
@@ -156,10 +170,13 @@ class Ledger:
             if conn.dialect.name == "sqlite":
                 conn.exec_driver_sql("BEGIN IMMEDIATE")
             else:
-                ids = sorted(budget.id for budget in applying)
+                ids = sorted(budget.id for budget in applying if budget.source == "app")
                 conn.execute(
                     select(budgets.c.id).where(budgets.c.id.in_(ids)).order_by(budgets.c.id).with_for_update()
                 )
+                # The budgets file's limits have no row to lock: one lock per limit, taken in one order.
+                for key in sorted(b.id for b in applying if b.source == "config"):
+                    conn.execute(select(func.pg_advisory_xact_lock(func.hashtext(key))))
             checked = _judge([_standing(conn, budget, owner_id, at) for budget in applying], estimated_cost)
             if checked.allowed:
                 checked.reservation_id = str(uuid.uuid4())

@@ -1,4 +1,4 @@
-"""Spending limits: whose spend, which provider, per UTC day or month; kept in the store's `budgets` table."""
+"""Spending limits: whose spend, which provider, per UTC day or month."""
 
 from __future__ import annotations
 
@@ -8,15 +8,13 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
-from sqlalchemy import Engine, delete, insert, select, update
 
 from yiem.costs import UsageFilter
 from yiem.errors import YiemError
-from yiem.identity import Owner
-from yiem.store import budgets
 
 Period = Literal["day", "month"]
 Scope = Literal["team", "person"]
+Source = Literal["app", "config"]
 PERIOD_WORDS: dict[str, str] = {"day": "daily", "month": "monthly"}
 
 
@@ -49,6 +47,8 @@ class Budget(BaseModel):
     provider: str = ""
     period: Period = "month"
     limit_usd: float = Field(gt=0)
+    # Set by an admin in the app (stored), or read from the budgets file (yiem.budgets._config).
+    source: Source = "app"
 
     def applies_to(self, owner_id: str, provider: str) -> bool:
         """Whether a request of `owner_id` to `provider` counts against this limit."""
@@ -82,63 +82,3 @@ class Budget(BaseModel):
             return "the" + self.label.removeprefix("The")
         where = f" for {self.provider}" if self.provider else ""
         return f"your {PERIOD_WORDS[self.period]} limit{where}"
-
-
-class BudgetStore:
-    """The limits in the store; only an admin (or the one local user) changes them, anyone reads them."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-
-    def all(self) -> list[Budget]:
-        """Every limit, team ones first, then by period and provider."""
-        b = budgets.c
-        query = select(budgets).order_by(b.scope.desc(), b.owner, b.period, b.provider)
-        with self.engine.connect() as conn:
-            return [
-                Budget(
-                    id=r.id,
-                    scope=r.scope,
-                    owner=r.owner,
-                    provider=r.provider,
-                    period=r.period,
-                    limit_usd=r.limit_usd,
-                )
-                for r in conn.execute(query)
-            ]
-
-    def applying(self, owner_id: str, provider: str) -> list[Budget]:
-        """The limits a request of `owner_id` to `provider` counts against."""
-        return [budget for budget in self.all() if budget.applies_to(owner_id, provider)]
-
-    def set(self, who: Owner, budget: Budget) -> Budget:
-        """Add `budget`, or change the limit of the one with the same scope, person, provider and period."""
-        _require_admin(who)
-        b = budgets.c
-        same = (
-            (b.scope == budget.scope)
-            & (b.owner == budget.owner)
-            & (b.provider == budget.provider)
-            & (b.period == budget.period)
-        )
-        stamp = now_ms()
-        with self.engine.begin() as conn:
-            found = conn.execute(select(b.id).where(same)).scalar()
-            if found is not None:
-                conn.execute(
-                    update(budgets).where(b.id == found).values(limit_usd=budget.limit_usd, updated_ms=stamp)
-                )
-                return budget.model_copy(update={"id": found})
-            conn.execute(insert(budgets).values(**budget.model_dump(), created_ms=stamp, updated_ms=stamp))
-        return budget
-
-    def remove(self, who: Owner, budget_id: str) -> None:
-        """Delete a limit."""
-        _require_admin(who)
-        with self.engine.begin() as conn:
-            conn.execute(delete(budgets).where(budgets.c.id == budget_id))
-
-
-def _require_admin(who: Owner) -> None:
-    if not who.is_admin:
-        raise BudgetError("Only an admin can set spending limits; ask one to change this limit.")

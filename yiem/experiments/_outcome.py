@@ -27,6 +27,8 @@ class Score(BaseModel):
     judge_usage: LlmUsage | None = None
     judge_cost: float | None = None
     judge_model: str | None = None  # provider/model, for the judge's usage rows
+    # When the judge replied (its usage row's time): a spending limit's reservation is settled to it.
+    judge_ms: int | None = None
 
 
 class ItemOutcome(BaseModel):

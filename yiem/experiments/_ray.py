@@ -3,6 +3,10 @@ from the variant's settings; outcomes come back to the driver as they finish and
 
 A worker that dies mid-item (killed, out of memory, its node lost) is retried by Ray (`max_retries`);
 Stop cancels the tasks in flight, which then count as not finished and run again on resume.
+
+Under spending limits each worker opens the app's database itself (its URL travels with the task,
+like a typed key) and reserves every request there, so the limits hold across the whole cluster; a
+refusal comes back with the task and stops the run as on the thread pool.
 """
 
 from __future__ import annotations
@@ -10,22 +14,75 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from yiem.experiments._dataset import DatasetItem
 from yiem.experiments._item_run import run_item
 from yiem.experiments._outcome import ItemOutcome
+from yiem.experiments._rubric import limit_judges
 from yiem.experiments._spec import RAY_ADDRESS_ENV, ExperimentError, RunSpec
 from yiem.experiments._variant import Variant
 from yiem.types import AbortSignal, AgentTool, model_json
+
+if TYPE_CHECKING:
+    from yiem.budgets import BudgetCheck, BudgetGuard
 
 TASK_RETRIES = 3
 
 # Per worker process: the runs' specs, and each variant's client and tools, made once.
 _specs: dict[str, RunSpec] = {}
 _ready: dict[tuple[str, str], tuple[Any, Any, list[AgentTool]]] = {}
+_guards: dict[tuple[str, str, str], BudgetGuard] = {}
+_judges_limited: set[str] = set()  # the runs whose rubric judges ask the limits first
 _worker_lock = threading.Lock()
+# The refusal of the item this thread runs: requests and judges run in the item's own thread.
+_refusal = threading.local()
+
+Limits = tuple[str, str, str]
+"""(database URL, owner id, the budgets file's limits as JSON): where a worker checks the spending
+limits, whose they are, and the driver's file (a worker's folder may hold another, or none)."""
+
+
+def _refused(checked: BudgetCheck, signal: AbortSignal | None) -> None:
+    if getattr(_refusal, "message", None) is None:
+        _refusal.message = checked.message
+    if signal is not None:
+        signal.abort(checked.message)
+
+
+def _worker_guard(limits: Limits) -> BudgetGuard:
+    from pydantic import TypeAdapter
+
+    from yiem.budgets import Budget, BudgetGuard
+    from yiem.store import create_store_engine
+
+    guard = _guards.get(limits)
+    if guard is None:
+        url, owner_id, configured = limits
+        from_file = TypeAdapter(list[Budget]).validate_json(configured)
+        guard = _guards[limits] = BudgetGuard(create_store_engine(url), owner_id, from_file)
+    return guard
+
+
+def worker_limits(guard: BudgetGuard) -> Limits:
+    """What a worker needs to check `guard`'s limits; a database only this process sees cannot be."""
+    from pydantic import TypeAdapter
+
+    from yiem.budgets import Budget
+
+    url = guard.ledger.engine.url
+    if url.get_backend_name() == "sqlite":
+        if url.database in (None, "", ":memory:"):
+            raise ExperimentError(
+                "Spending limits cannot be checked on Ray workers against an in-memory database: "
+                "set YIEM_DATABASE_URL to a file or PostgreSQL, or unset " + RAY_ADDRESS_ENV
+            )
+        url = url.set(database=str(Path(url.database).resolve()))
+    configured = TypeAdapter(list[Budget]).dump_json(guard.ledger.limits.from_config()).decode()
+    return url.render_as_string(hide_password=False), guard.owner_id, configured
 
 
 def _worker_tools(names: list[str]) -> dict[str, AgentTool]:
@@ -45,30 +102,49 @@ def _worker_tools(names: list[str]) -> dict[str, AgentTool]:
 
 
 def run_remote_item(
-    spec_json: str, run_id: str, variant_name: str, item_index: int, repeat: int
-) -> str | None:
-    """What a Ray task runs: one item under one variant; the outcome as JSON (None if cancelled)."""
+    spec_json: str,
+    run_id: str,
+    variant_name: str,
+    item_index: int,
+    repeat: int,
+    limits: Limits | None = None,
+) -> tuple[str | None, str | None]:
+    """What a Ray task runs: one item under one variant. The outcome as JSON (None if cancelled or
+    refused), and the words of a spending limit that refused one of its requests."""
     with _worker_lock:
         spec = _specs.get(run_id)
         if spec is None:
             spec = _specs[run_id] = RunSpec.model_validate_json(spec_json)
+        if limits is not None and run_id not in _judges_limited:
+            limit_judges(spec.scorers, _worker_guard(limits), _refused)
+            _judges_limited.add(run_id)
         variant = next(v for v in spec.variants if v.name == variant_name)
         ready = _ready.get((run_id, variant_name))
         if ready is None:
             llm, model = variant.connect()
+            if limits is not None:
+                llm = _worker_guard(limits).wrap(llm, _refused)
             tools = variant.select_tools(_worker_tools(variant.tools))
             ready = _ready[(run_id, variant_name)] = (llm, model, tools)
     llm, model, tools = ready
+    _refusal.message = None
     outcome = run_item(
         variant, spec.dataset.items[item_index], repeat, llm, model, tools, spec.scorers, AbortSignal()
     )
-    return None if outcome is None else model_json(outcome)
+    return (None if outcome is None else model_json(outcome)), _refusal.message
 
 
 class RayExecutor:
     """Submits items to the Ray cluster at `address` (default `YIEM_RAY_ADDRESS`)."""
 
-    def __init__(self, spec: RunSpec, address: str | None = None) -> None:
+    def __init__(
+        self,
+        spec: RunSpec,
+        address: str | None = None,
+        *,
+        budget: BudgetGuard | None = None,
+        on_refuse: Callable[[BudgetCheck, AbortSignal | None], None] | None = None,
+    ) -> None:
         try:
             import ray
         except ImportError as error:
@@ -90,6 +166,8 @@ class RayExecutor:
                 )
             except ConnectionError as error:
                 raise ExperimentError(f"Cannot reach the Ray cluster at {target}: {error}") from error
+        self._limits = worker_limits(budget) if budget is not None else None
+        self._on_refuse = on_refuse
         # Keys typed in the page travel with the task (never stored); the spec's JSON leaves them out.
         self._keys = {variant.name: variant.api_key for variant in spec.variants if variant.api_key}
         self._spec_json = model_json(spec)
@@ -101,7 +179,12 @@ class RayExecutor:
         self, variant: Variant, item: DatasetItem, repeat: int, spec: RunSpec, signal: AbortSignal
     ) -> Future[ItemOutcome | None]:
         ref = self._remote.remote(
-            self._spec_json, self._keys, spec.run_id, variant.name, self._index[item.id], repeat
+            self._spec_json,
+            self._keys,
+            spec.run_id,
+            variant.name,
+            (self._index[item.id], repeat),
+            self._limits,
         )
         self._refs.append(ref)
         result: Future[ItemOutcome | None] = Future()
@@ -118,7 +201,12 @@ class RayExecutor:
             except Exception as error:  # failed past its retries: the run fails and says why
                 result.set_exception(ExperimentError(f"An item failed on the Ray cluster: {error}"))
                 return
-            result.set_result(None if value is None else ItemOutcome.model_validate_json(value))
+            outcome, refusal = value
+            if refusal is not None and self._on_refuse is not None:
+                from yiem.budgets import BudgetCheck
+
+                self._on_refuse(BudgetCheck(verdict="refuse", message=refusal), None)
+            result.set_result(None if outcome is None else ItemOutcome.model_validate_json(outcome))
 
         raw.add_done_callback(deliver)
         return result
@@ -131,12 +219,17 @@ class RayExecutor:
 
 
 def _task(
-    spec_json: str, keys: dict[str, str], run_id: str, variant_name: str, item: int, repeat: int
-) -> str | None:
+    spec_json: str,
+    keys: dict[str, str],
+    run_id: str,
+    variant_name: str,
+    item_repeat: tuple[int, int],
+    limits: Limits | None,
+) -> tuple[str | None, str | None]:
     if keys:
         spec = RunSpec.model_validate_json(spec_json)
         for variant in spec.variants:
             variant.api_key = keys.get(variant.name, "")
         with _worker_lock:
             _specs.setdefault(run_id, spec)
-    return run_remote_item(spec_json, run_id, variant_name, item, repeat)
+    return run_remote_item(spec_json, run_id, variant_name, *item_repeat, limits)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, PrivateAttr
 
@@ -16,7 +17,20 @@ from yiem.experiments._outcome import summarize_messages
 from yiem.experiments._variant import Variant
 from yiem.llm import LlmClient
 from yiem.loop import run_agent_loop
-from yiem.types import AgentContext, AgentLoopConfig, LlmModel, LlmUsage, TextContent, UserMessage
+from yiem.types import (
+    AbortSignal,
+    AgentContext,
+    AgentLoopConfig,
+    LlmModel,
+    LlmUsage,
+    TextContent,
+    UserMessage,
+)
+
+if TYPE_CHECKING:
+    from yiem.budgets import BudgetCheck, BudgetGuard
+
+OnRefuse = Callable[["BudgetCheck", AbortSignal | None], None]
 
 JUDGE_SYSTEM_PROMPT = (
     "You grade an answer against a rubric. Reply with only a JSON object: "
@@ -41,6 +55,7 @@ class RubricVerdict:
     usage: LlmUsage
     cost: float | None
     model: str = ""
+    at_ms: int | None = None
 
 
 def judge_prompt(rubric: str, item: DatasetItem, output: str) -> str:
@@ -92,12 +107,26 @@ class Judge(BaseModel):
     variant: Variant
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
     _connection: tuple[LlmClient, LlmModel] | None = PrivateAttr(default=None)
+    _guard: tuple[BudgetGuard, OnRefuse | None] | None = PrivateAttr(default=None)
+    _budgeted: tuple[LlmClient, LlmModel] | None = PrivateAttr(default=None)
+
+    def limit_spending(self, guard: BudgetGuard | None, on_refuse: OnRefuse | None = None) -> None:
+        """From now on every verdict asks `guard` first: reserved, or refused in words (None: no limits)."""
+        with self._lock:
+            self._guard = None if guard is None else (guard, on_refuse)
+            self._budgeted = None
 
     def connection(self) -> tuple[LlmClient, LlmModel]:
         with self._lock:
             if self._connection is None:
                 self._connection = self.variant.connect()
-            return self._connection
+            if self._guard is None:
+                return self._connection
+            if self._budgeted is None:
+                llm, model = self._connection
+                guard, on_refuse = self._guard
+                self._budgeted = (guard.wrap(llm, on_refuse), model)
+            return self._budgeted
 
     def grade(self, rubric: str, item: DatasetItem, output: str) -> RubricVerdict:
         """Ask the judge once; a reply without a readable score fails with what it said."""
@@ -116,11 +145,25 @@ class Judge(BaseModel):
             if isinstance(event, AgentEndEvent):
                 added, error = event.messages, event.error_message
         reply, usage, cost, _turns = summarize_messages(added)
-        name = f"{model.provider}/{model.id}"
+        # Named and timed as the reply is, so its usage row replaces the reservation made for it.
+        last = added[-1] if added else None
+        name = f"{model.provider}/{getattr(last, 'model', '') or model.id}"
+        at = int(last.timestamp.timestamp() * 1000) if last is not None else None
         if error:
-            return RubricVerdict(0.0, f"the judge failed: {error}", False, usage, cost, name)
+            return RubricVerdict(0.0, f"the judge failed: {error}", False, usage, cost, name, at)
         parsed = parse_verdict(reply)
         if parsed is None:
             said = " ".join(reply.split())[:80]
-            return RubricVerdict(0.0, f"the judge gave no score: {said!r}", False, usage, cost, name)
-        return RubricVerdict(parsed[0], parsed[1], True, usage, cost, name)
+            return RubricVerdict(0.0, f"the judge gave no score: {said!r}", False, usage, cost, name, at)
+        return RubricVerdict(parsed[0], parsed[1], True, usage, cost, name, at)
+
+
+def limit_judges(
+    scorers: Sequence[Any], guard: BudgetGuard | None, on_refuse: OnRefuse | None = None
+) -> None:
+    """Every rubric judge among `scorers` asks `guard` before each verdict (see `Judge.limit_spending`);
+    None lifts a previous run's limits from judges used again."""
+    for scorer in scorers:
+        judge = getattr(scorer, "judge", None)
+        if isinstance(judge, Judge):
+            judge.limit_spending(guard, on_refuse)

@@ -21,6 +21,7 @@ from yiem.experiments._dataset import Dataset, DatasetItem
 from yiem.experiments._item_run import run_item
 from yiem.experiments._outcome import ItemOutcome, OutcomeKey
 from yiem.experiments._results import ExperimentResult, RunStatus
+from yiem.experiments._rubric import limit_judges
 from yiem.experiments._spec import (
     BUDGET_REASON,
     DEFAULT_CONCURRENCY,
@@ -121,7 +122,8 @@ class TaskExecutor(Protocol):
 class ThreadExecutor:
     """A thread pool in this process; each variant is connected once and its tools picked once.
 
-    With `budget`, each variant's client checks the spending limits before every request it sends.
+    With `budget`, each variant's client and each rubric judge check the spending limits before
+    every request they send.
     """
 
     def __init__(
@@ -136,6 +138,7 @@ class ThreadExecutor:
             max_workers=sum(spec.limit(provider) for provider in providers), thread_name_prefix="yiem-exp"
         )
         self._ready = {}
+        limit_judges(spec.scorers, budget, on_refuse)
         for variant in spec.variants:
             llm, model = variant.connect()
             if budget is not None:
@@ -177,8 +180,8 @@ def run_experiment(
     also stops once `budget_usd` is spent. Pass `spec` (e.g. a stored run's) instead of the first
     arguments to resume it with `recorder`. With `store`, the run and every item's transcript are
     saved there (the Experiments page shows them). With `YIEM_RAY_ADDRESS` set, items run as Ray tasks.
-    With `budget` (threads only), a request the spending limits refuse is never sent and stops the run,
-    keeping the items finished; the run's stop reason says which limit.
+    With `budget` (threads or Ray), a request the spending limits refuse (a variant's or a rubric
+    judge's) is never sent and stops the run, keeping the items finished; the stop reason says which limit.
     """
     if spec is None:
         if dataset is None:
@@ -235,7 +238,7 @@ class _Run:
         if choice == "ray":
             from yiem.experiments._ray import RayExecutor
 
-            return RayExecutor(self.spec)
+            return RayExecutor(self.spec, budget=self.budget, on_refuse=self._refused)
         executor: TaskExecutor = choice
         return executor
 

@@ -336,7 +336,7 @@ def _judge_row(score: Any, now: int, tags: dict[str, str]) -> dict[str, Any]:
     tokens = score.judge_usage
     provider, _, model = (score.judge_model or "").partition("/")
     return {
-        "created_ms": now,
+        "created_ms": score.judge_ms or now,
         "conversation_id": None,
         "provider": provider,
         "api": "",

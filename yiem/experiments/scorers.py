@@ -300,6 +300,7 @@ class Rubric(_Scorer):
             judge_usage=verdict.usage,
             judge_cost=verdict.cost,
             judge_model=verdict.model,
+            judge_ms=verdict.at_ms,
         )
 
 
