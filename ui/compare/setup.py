@@ -1,4 +1,5 @@
-"""The columns' settings: provider, model, base URL, system prompt and temperature for each."""
+"""The columns' settings: provider, model, base URL, system prompt and temperature for each, or a
+saved Experiments variant's in one pick."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import streamlit as st
 from ui import bootstrap
 from yiem.chat import DEFAULT_MODELS, LOCAL, calls_tools
 from yiem.compare import MAX_COLUMNS, MIN_COLUMNS, ColumnSpec
+from yiem.experiments import Variant
 from yiem.providers import PRESETS
 
 SPECS = "compare_specs"
 """Session key: a list of ColumnSpec a test (or a saved comparison) starts the page with."""
 
 
-_WIDGETS = ("provider", "model", "url", "key", "system", "temp", "tools")
+_WIDGETS = ("provider", "model", "url", "key", "system", "temp", "max_tokens", "tools")
 
 
 def preset_columns(specs: list[ColumnSpec]) -> None:
@@ -24,6 +26,24 @@ def preset_columns(specs: list[ColumnSpec]) -> None:
             del st.session_state[key]
 
 
+def _variant_label(experiment: str, variant: Variant) -> str:
+    return f"{experiment} › {variant.name} ({ColumnSpec.from_variant(variant.settings_dict()).label})"
+
+
+def _fill_from_variant(index: int, variants: dict[str, Variant]) -> None:
+    """The pick's callback: column `index` takes the variant's settings, the other columns keep theirs."""
+    picked = st.session_state.get(f"cmp_variant_{index}")
+    st.session_state[f"cmp_variant_{index}"] = None  # shown empty again, ready for another pick
+    if picked not in variants:
+        return
+    count = int(st.session_state.get("cmp_count", MIN_COLUMNS))
+    specs = [_defaults(i) for i in range(max(count, index + 1))]
+    specs[index] = ColumnSpec.from_variant(variants[picked].settings_dict())
+    st.session_state[SPECS] = specs
+    for widget in _WIDGETS:
+        st.session_state.pop(f"cmp_{widget}_{index}", None)
+
+
 def _defaults(index: int) -> ColumnSpec:
     preset: list[ColumnSpec] | None = st.session_state.get(SPECS)
     if preset is not None and index < len(preset):
@@ -32,8 +52,12 @@ def _defaults(index: int) -> ColumnSpec:
     return ColumnSpec(provider=chat.provider, base_url=chat.base_url, model_id=chat.model_id)
 
 
-def draw_column_settings() -> list[ColumnSpec]:
-    """Draw one settings box per column (2 to 6) and return the columns as set."""
+def draw_column_settings(saved: list[tuple[str, Variant]]) -> list[ColumnSpec]:
+    """Draw one settings box per column (2 to 6) and return the columns as set.
+
+    `saved`: the Experiments page's saved variants, `(experiment name, variant)`, any of which fills a column.
+    """
+    variants = {_variant_label(experiment, variant): variant for experiment, variant in saved}
     preset: list[ColumnSpec] | None = st.session_state.get(SPECS)
     start = len(preset) if preset else MIN_COLUMNS
     count = int(
@@ -46,6 +70,16 @@ def draw_column_settings() -> list[ColumnSpec]:
     for index in range(count):
         spec = _defaults(index)
         with boxes[index % len(boxes)].expander(f"Column {index + 1}: {spec.label}", expanded=False):
+            st.selectbox(
+                "Fill from a saved Experiments variant",
+                list(variants),
+                index=None,
+                placeholder="Choose a variant" if variants else "None saved on the Experiments page yet",
+                key=f"cmp_variant_{index}",
+                on_change=_fill_from_variant,
+                args=(index, variants),
+                disabled=not variants,
+            )
             provider = st.selectbox(
                 "Provider",
                 providers,

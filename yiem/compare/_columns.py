@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -29,6 +31,11 @@ class ColumnSpec(BaseModel):
     temperature: float | None = None
     max_tokens: int | None = None
     tools: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def from_variant(cls, settings: Mapping[str, Any]) -> ColumnSpec:
+        """A column with an Experiments variant's settings (`Variant.settings_dict()`); none: local."""
+        return cls.model_validate({**settings, "provider": settings.get("provider") or LOCAL})
 
     @property
     def label(self) -> str:
@@ -77,6 +84,11 @@ def check_columns(specs: Sequence[ColumnSpec]) -> None:
         raise CompareError(
             f"A comparison has {MIN_COLUMNS} to {MAX_COLUMNS} columns; this one has {len(specs)}."
         )
+
+
+def blind_order(specs: Sequence[ColumnSpec], rng: random.Random | None = None) -> list[ColumnSpec]:
+    """The columns in a random order: a blind vote's A and B must not follow the order they were set in."""
+    return (rng or random.SystemRandom()).sample(list(specs), len(specs))
 
 
 def cheapest_and_fastest(figures: Sequence[ColumnFigures | None]) -> tuple[int | None, int | None]:
