@@ -197,3 +197,15 @@ def test_lone_surrogates_in_an_item_are_stored_and_read_back_replaced(db_url: st
     draft = store.save_experiment("odd \ud800", {"input": "say \ud800"})
     assert store.get_experiment(draft).data == {"input": "say \ufffd"}
     assert store.experiment_named("odd \ud800") == draft
+
+
+def test_saved_variants_are_every_experiment_s_that_this_version_can_read(db_url: str) -> None:
+    store = ExperimentStore(create_store_engine(db_url))
+    store.save_experiment(
+        "first", {"variants": [Variant(name="a", provider="groq", model_id="m").settings_dict()]}
+    )
+    broken = {"name": "broken", "max_turns": 0}  # fails validation: not offered
+    store.save_experiment("second", {"variants": [Variant(name="b").settings_dict(), broken], "repeats": 1})
+    store.save_experiment("empty", {})
+    found = sorted((name, variant.name, variant.label) for name, variant in store.saved_variants())
+    assert found == [("first", "a", "groq/m"), ("second", "b", "")]

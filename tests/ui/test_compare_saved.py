@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.fixtures.compare import compare_page, scripted_columns
 from tests.scripted_http import Reply, ScriptedServer, openai_text_stream
 from yiem.compare import ColumnSpec, Comparison, ComparisonStore
 from yiem.store import ConversationStore, create_store_engine
@@ -154,3 +155,17 @@ def test_a_blind_pair_is_saved_without_naming_its_models_before_the_vote(
     assert not [link for link in _links(at) if link.proto.label == "Continue in Chat"]
     at.button(key="cmp_vote_tie").click().run()
     assert len([link for link in _links(at) if link.proto.label == "Continue in Chat"]) == 2
+
+
+def test_reopening_a_comparison_sets_each_column_s_longest_reply_back(
+    db_url: str, scripted_server: ScriptedServer
+) -> None:
+    specs = [s.model_copy(update={"max_tokens": 40}) for s in scripted_columns(scripted_server, "a", "b")]
+    record = ComparisonStore(create_store_engine(db_url)).create(specs, "Say hello.")
+    at = compare_page()
+    at.run()
+    at.number_input(key="cmp_max_tokens_0").set_value(7).run()  # typed before opening the saved one
+    at.query_params["cmp"] = record.id
+    at.run()
+    assert not at.exception, at.exception
+    assert at.number_input(key="cmp_max_tokens_0").value == 40

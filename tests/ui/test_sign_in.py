@@ -12,7 +12,10 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.fixtures.compare import scripted_columns, streamed_reply
 from tests.fixtures.mcp import time_server_command
+from tests.scripted_http import ScriptedServer
+from yiem.compare import Comparison, VoteStore
 from yiem.explorer import EXAMPLE_SERVER_VARIABLE
 from yiem.store import ConversationStore, create_store_engine
 from yiem.types import AssistantMessage, LlmUsage, TextContent, UserMessage
@@ -170,3 +173,21 @@ def test_the_next_person_in_the_same_session_inherits_nothing(db_url: str) -> No
     assert at.session_state["chat"].conversation_id is None
     assert at.session_state["store"].owner == "bob@example.com"
     assert "Ann's plan" not in " ".join(str(b.label) for b in at.sidebar.button)
+
+
+def test_a_signed_in_person_s_blind_vote_says_who_voted(db_url: str, scripted_server: ScriptedServer) -> None:
+    scripted_server.script(streamed_reply("Ahoy"), streamed_reply("Ahoy"))
+    at = _app(ANN)
+    at.switch_page("ui/pages/compare.py")
+    at.session_state["compare_specs"] = scripted_columns(scripted_server, "pirate", "formal")
+    at.run()
+    at.toggle(key="cmp_blind").set_value(True).run()
+    at.chat_input(key="cmp_prompt").set_value("Say hello.").run()
+    comparison: Comparison = at.session_state["compare_run"]
+    assert comparison.wait(timeout=30)
+    at.run()
+    at.button(key="cmp_vote_tie").click().run()
+    assert not at.exception, at.exception
+    (vote,) = VoteStore(create_store_engine(db_url), "ann@example.com").votes()
+    assert (vote.voter, vote.verdict, vote.prompt) == ("Ann", "tie", "Say hello.")
+    assert VoteStore(create_store_engine(db_url)).votes() == []  # not the local user's

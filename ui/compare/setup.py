@@ -1,4 +1,5 @@
-"""The columns' settings: provider, model, base URL, system prompt and temperature for each."""
+"""The columns' settings: provider, model, base URL, system prompt and temperature for each, or a
+saved Experiments variant's in one pick."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import streamlit as st
 from ui import bootstrap
 from yiem.chat import DEFAULT_MODELS, LOCAL, Preset, calls_tools
 from yiem.compare import MAX_COLUMNS, MIN_COLUMNS, ColumnSpec
+from yiem.experiments import Variant
 from yiem.providers import PRESETS
 from yiem.store import StoreError
 
@@ -23,6 +25,24 @@ def preset_columns(specs: list[ColumnSpec]) -> None:
     for key in [key for key in st.session_state if isinstance(key, str) and key.startswith("cmp_")]:
         if key == "cmp_count" or key == "cmp_blind" or key.rsplit("_", 1)[0][4:] in _WIDGETS:
             del st.session_state[key]
+
+
+def _variant_label(experiment: str, variant: Variant) -> str:
+    return f"{experiment} › {variant.name} ({ColumnSpec.from_variant(variant.settings_dict()).label})"
+
+
+def _fill_from_variant(index: int, variants: dict[str, Variant]) -> None:
+    """The pick's callback: column `index` takes the variant's settings, the other columns keep theirs."""
+    picked = st.session_state.get(f"cmp_variant_{index}")
+    st.session_state[f"cmp_variant_{index}"] = None  # shown empty again, ready for another pick
+    if picked not in variants:
+        return
+    count = int(st.session_state.get("cmp_count", MIN_COLUMNS))
+    specs = [_defaults(i) for i in range(max(count, index + 1))]
+    specs[index] = ColumnSpec.from_variant(variants[picked].settings_dict())
+    st.session_state[SPECS] = specs
+    for widget in _WIDGETS:
+        st.session_state.pop(f"cmp_{widget}_{index}", None)
 
 
 def _defaults(index: int) -> ColumnSpec:
@@ -59,8 +79,12 @@ def _saved_presets() -> dict[str, Preset]:
         return {}
 
 
-def draw_column_settings() -> list[ColumnSpec]:
-    """Draw one settings box per column (2 to 6) and return the columns as set."""
+def draw_column_settings(saved: list[tuple[str, Variant]]) -> list[ColumnSpec]:
+    """Draw one settings box per column (2 to 6) and return the columns as set.
+
+    `saved`: the Experiments page's saved variants, `(experiment name, variant)`, any of which fills a column.
+    """
+    variants = {_variant_label(experiment, variant): variant for experiment, variant in saved}
     preset: list[ColumnSpec] | None = st.session_state.get(SPECS)
     start = len(preset) if preset else MIN_COLUMNS
     count = int(
@@ -84,6 +108,16 @@ def draw_column_settings() -> list[ColumnSpec]:
                     on_change=_fill_from_preset,
                     args=(index, presets),
                 )
+            st.selectbox(
+                "Fill from a saved Experiments variant",
+                list(variants),
+                index=None,
+                placeholder="Choose a variant" if variants else "None saved on the Experiments page yet",
+                key=f"cmp_variant_{index}",
+                on_change=_fill_from_variant,
+                args=(index, variants),
+                disabled=not variants,
+            )
             provider = st.selectbox(
                 "Provider",
                 providers,

@@ -21,8 +21,10 @@ _BUTTONS: list[tuple[Verdict, str]] = [
 _PERIODS = {"All time": None, "Last 7 days": 7, "Last 30 days": 30}
 
 
-def draw_vote(comparison: Comparison, store: VoteStore, prompt: str, tag: str) -> None:
-    """The four vote buttons under a finished blind pair; after the vote, which model was which."""
+def draw_vote(comparison: Comparison, store: VoteStore, prompt: str, tag: str, voter: str) -> None:
+    """The four vote buttons under a finished blind pair; after the vote, which model was which.
+
+    `voter`: who votes, as the page names the signed-in person (the store also keeps their id)."""
     left, right = comparison.columns[0], comparison.columns[1]
     voted: str | None = st.session_state.get(VOTED)
     if voted is None:
@@ -37,6 +39,7 @@ def draw_vote(comparison: Comparison, store: VoteStore, prompt: str, tag: str) -
                         left_model=left.spec.label,
                         right_model=right.spec.label,
                         verdict=verdict,
+                        voter=voter,
                         prompt=prompt,
                         tag=tag,
                     )

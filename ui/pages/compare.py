@@ -2,12 +2,10 @@
 
 It reads top to bottom: the comparison the URL names (`?cmp=ID`) and the saved ones, the columns'
 settings, the prompt (sent to every column at once), the live or finished columns with their
-figures, the blind vote, then the leaderboard.
+figures, the blind vote, then the leaderboard. A column can take a saved Experiments variant's settings.
 """
 
 from __future__ import annotations
-
-import random
 
 import streamlit as st
 
@@ -18,7 +16,8 @@ from ui.compare.setup import draw_column_settings
 from ui.compare.votes import VOTED, draw_leaderboard, draw_vote
 from ui.messages import IMAGE_TYPES, submitted_prompt
 from yiem.chat import takes_images
-from yiem.compare import CompareError, Comparison, ComparisonStore, VoteStore
+from yiem.compare import CompareError, Comparison, ComparisonStore, VoteStore, blind_order
+from yiem.experiments import ExperimentStore
 from yiem.store import StoreError
 
 bootstrap.ensure_session()
@@ -29,7 +28,12 @@ owner = bootstrap.owner()
 saved = ComparisonStore(st.session_state["store"].engine, owner.id)
 comparison: Comparison | None = follow_url(saved)
 
-specs = draw_column_settings()
+try:
+    variants = ExperimentStore(saved.engine, owner.id).saved_variants()
+except StoreError as error:
+    st.error(f"The Experiments page's saved variants could not be read: {error}")
+    variants = []
+specs = draw_column_settings(variants)
 blind = st.toggle("Blind vote: two columns, names hidden and order shuffled until you vote", key="cmp_blind")
 tag = st.text_input("Tag for votes", key="cmp_tag", placeholder="optional, to filter the leaderboard")
 votes = VoteStore(saved.engine, owner.id)
@@ -59,7 +63,7 @@ if prompt.strip() or images:
             and [c.spec for c in comparison.columns] == specs
         )
         if not follow_up:
-            order = random.sample(specs, len(specs)) if blind else specs
+            order = blind_order(specs) if blind else specs
             tools = st.session_state["tool_registry"].tools
             comparison = Comparison(
                 order, tools=tools, store=saved, blind=blind, budget=st.session_state["chat"].budget
@@ -81,7 +85,8 @@ if comparison is not None:
     else:
         draw_columns(comparison, hidden)
         if st.session_state.get(BLIND):
-            draw_vote(comparison, votes, st.session_state.get("compare_last_prompt", ""), tag.strip())
+            voter = owner.label if owner.signed_in else ""
+            draw_vote(comparison, votes, st.session_state.get("compare_last_prompt", ""), tag.strip(), voter)
 
 draw_leaderboard(board_votes)
 draw_saved(saved, comparison.record_id if comparison is not None else None)

@@ -6,6 +6,7 @@ from yiem.compare._columns import (
     ColumnFigures,
     ColumnSpec,
     CompareError,
+    blind_order,
     cheapest_and_fastest,
     check_columns,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "Vote",
     "VoteOwnerError",
     "VoteStore",
+    "blind_order",
     "cheapest_and_fastest",
     "check_columns",
     "connect_column",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -42,6 +44,11 @@ class ColumnSpec(BaseModel):
             max_tokens=setup.max_tokens,
             tools=list(setup.tools),
         )
+
+    @classmethod
+    def from_variant(cls, settings: Mapping[str, Any]) -> ColumnSpec:
+        """A column with an Experiments variant's settings (`Variant.settings_dict()`); none: local."""
+        return cls.model_validate({**settings, "provider": settings.get("provider") or LOCAL})
 
     @property
     def label(self) -> str:
@@ -90,6 +97,11 @@ def check_columns(specs: Sequence[ColumnSpec]) -> None:
         raise CompareError(
             f"A comparison has {MIN_COLUMNS} to {MAX_COLUMNS} columns; this one has {len(specs)}."
         )
+
+
+def blind_order(specs: Sequence[ColumnSpec], rng: random.Random | None = None) -> list[ColumnSpec]:
+    """The columns in a random order: a blind vote's A and B must not follow the order they were set in."""
+    return (rng or random.SystemRandom()).sample(list(specs), len(specs))
 
 
 def cheapest_and_fastest(figures: Sequence[ColumnFigures | None]) -> tuple[int | None, int | None]:

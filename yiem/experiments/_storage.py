@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.engine import Engine
 
@@ -123,6 +124,17 @@ class ExperimentStore:
         with self.engine.connect() as conn:
             rows = conn.execute(select(experiments).order_by(experiments.c.updated_ms.desc())).all()
         return [ExperimentRecord(r.id, r.name, json.loads(r.data), r.updated_ms) for r in rows]
+
+    def saved_variants(self) -> list[tuple[str, Variant]]:
+        """Every saved experiment's variants as `(experiment name, variant)`, most recently edited first."""
+        found: list[tuple[str, Variant]] = []
+        for record in self.list_experiments():
+            for data in record.data.get("variants", []):
+                try:
+                    found.append((record.name, Variant.model_validate(data)))
+                except ValidationError:
+                    continue  # a variant this version cannot read is not offered, not an error
+        return found
 
     def get_experiment(self, experiment_id: str) -> ExperimentRecord:
         with self.engine.connect() as conn:
