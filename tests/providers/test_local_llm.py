@@ -144,3 +144,25 @@ def test_server_never_outlives_its_python_process(ending: str, starter: str) -> 
         owner.send_signal(signal.SIGKILL)
     owner.wait(60)
     assert _gone_within(server_pid, 30), f"llama-server {server_pid} outlived its owner"
+
+
+
+def test_each_slot_gets_the_whole_window(tmp_path: Path) -> None:
+    # A fake server that prints its arguments and exits: the failure message quotes them.
+    fake = tmp_path / "llama-server"
+    fake.write_text('#!/bin/sh\necho "args: $*" >&2\nexit 3\n')
+    fake.chmod(0o755)
+    server = LocalLlmServer(binary=fake, model_path=tmp_path / "m.gguf", parallel=2, progress=None)
+    with pytest.raises(Exception, match=r"-c 8192 .*-np 2"):
+        server.start()
+
+
+@pytest.mark.llama
+def test_the_app_embedded_server_answers_two_at_once_each_with_the_whole_window() -> None:
+    # Two Compare columns (or two tabs) on the embedded model stream at once only with two slots.
+    from yiem.chat._settings import local_model
+
+    base_url, model = local_model()
+    props = httpx.get(f"{base_url.removesuffix('/v1')}/props", timeout=30).json()
+    assert props["total_slots"] == 2, props
+    assert props["default_generation_settings"]["n_ctx"] == model.context_window == 4096, props

@@ -146,7 +146,8 @@ def local_model() -> tuple[str, LlmModel]:
     with _local_lock:
         server = _local_servers.get(LOCAL)
         if not isinstance(server, LocalLlmServer):
-            server = LocalLlmServer()
+            # Two slots: two Compare columns (or two tabs) on the embedded model answer at once.
+            server = LocalLlmServer(parallel=2)
             _local_servers[LOCAL] = server
         try:
             server.start()

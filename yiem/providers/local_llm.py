@@ -161,6 +161,7 @@ class LocalLlmServer:
     """A `llama-server` process on 127.0.0.1 and a free port; use as a context manager.
 
     `base_url` is `http://127.0.0.1:PORT` (Anthropic clients), `openai_base_url` adds `/v1`.
+    `context_size` is each slot's window; `parallel` slots answer at once (llama-server's `-np`).
     """
 
     def __init__(
@@ -299,7 +300,7 @@ class LocalLlmServer:
             "--port",
             str(port),
             "-c",
-            str(self.context_size),
+            str(self.context_size * self.parallel),  # llama-server splits -c across its slots
             "-t",
             str(self.threads),
             "-np",
