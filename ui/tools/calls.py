@@ -130,9 +130,8 @@ def _tool_list(server: str, tools: list[McpTool]) -> list[McpTool]:
 def _caption(tool: McpTool) -> str:
     first_line = (tool.description or "").strip().splitlines()[0] if tool.description.strip() else ""
     short = first_line if len(first_line) <= 90 else first_line[:89] + "…"
-    # Plain words, not `code`: Streamlit draws a radio's captions at 60% opacity, and faded inline code
-    # falls under 3:1 on the light palette (axe-core, tests/ui/test_browser_accessibility.py).
-    return " · ".join([*annotation_badges(tool.annotations), *([short] if short else [])])
+    badges = " ".join(f"`{badge}`" for badge in annotation_badges(tool.annotations))
+    return f"{badges} {short}".strip()
 
 
 _BADGE_COLORS = {
