@@ -18,7 +18,7 @@ run: $(STAMP)
 	@PY=$(PY) bash scripts/run_app.sh
 
 # Each scripts/setup_*.sh prepares one real part the tests use (llama-server, MCP servers,
-# Chromium, PostgreSQL); each caches its slow work and returns at once when it is already done.
+# Chromium, PostgreSQL, axe-core); each caches its slow work and returns at once when it is already done.
 setup-test: $(STAMP)
 	@for script in scripts/setup_*.sh; do PYTHON=$(PY) bash "$$script" || exit 1; done
 

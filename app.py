@@ -1,11 +1,14 @@
 """yiem's browser app: Chat, Costs, Tools and Experiments over one session of store, models and MCP tools."""
 
+from pathlib import Path
+
 import streamlit as st
 
 from ui import account, bootstrap
 from yiem.store import StoreError
 
 st.set_page_config(page_title="yiem", page_icon=":material/forum:", layout="wide")
+st.html(Path(__file__).parent / "ui" / "contrast.css")  # style only: drawn nowhere, kept on every page
 try:
     bootstrap.ensure_session()
 except StoreError as error:

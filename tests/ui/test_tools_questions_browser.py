@@ -65,6 +65,9 @@ def test_sampling_is_approved_answered_by_the_model_edited_and_counted(
     _fill(page, "maxTokens", "16")
     page.get_by_role("button", name="Call").click()
     page.get_by_text("everything asks to use your model").wait_for(timeout=30_000)
+    # Words only: an icon before them would put its name ("smart_toy") into the text read and copied.
+    heading = page.get_by_test_id("stMarkdownContainer").filter(has_text="everything asks to use your model")
+    expect(heading.first).to_have_text("everything asks to use your model")
     # The person sees (and may edit) the server's message and its model preferences.
     message = page.get_by_label("Message 1 (user)")
     expect(message).to_have_value(re.compile("Say hello in three words."))

@@ -107,7 +107,7 @@ def _draw_sampling(question: ServerQuestion) -> None:
     request = question.sampling
     prefix = f"sample:{question.id}"
     settings = bootstrap.settings()
-    st.markdown(f":material/smart_toy: **{question.server} asks to use your model**")
+    st.markdown(f"**{question.server} asks to use your model**")
     st.caption(
         f"{model_hints(request)} · up to {request.max_tokens} tokens · answered by "
         f"`{settings.model_id or settings.provider}` (the chat's model, set in Settings)"
