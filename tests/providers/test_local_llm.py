@@ -146,7 +146,6 @@ def test_server_never_outlives_its_python_process(ending: str, starter: str) -> 
     assert _gone_within(server_pid, 30), f"llama-server {server_pid} outlived its owner"
 
 
-
 def test_each_slot_gets_the_whole_window(tmp_path: Path) -> None:
     # A fake server that prints its arguments and exits: the failure message quotes them.
     fake = tmp_path / "llama-server"
