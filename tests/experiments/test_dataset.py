@@ -154,3 +154,14 @@ def test_items_from_two_saved_conversations(tmp_path: Path) -> None:
     theirs = ConversationStore(engine, owner="bob")
     with pytest.raises(ConversationNotFoundError, match="not yours"):
         Dataset.from_conversations(theirs, [sums])
+
+
+def test_with_images_replaces_one_items_images() -> None:
+    image = ImageContent(data="aGk=", mime_type="image/png")
+    data = Dataset(items=[DatasetItem(id="a", input="x"), DatasetItem(id="b", input="y")])
+    attached = data.with_images("b", [image])
+    assert [item.images for item in attached.items] == [[], [image]]
+    assert data.items[1].images == []  # the dataset it came from is unchanged
+    assert attached.with_images("b", []).items[1].images == []
+    with pytest.raises(DatasetError, match="no item 'gone'"):
+        data.with_images("gone", [image])

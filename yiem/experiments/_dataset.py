@@ -72,6 +72,16 @@ class Dataset(BaseModel):
     def __len__(self) -> int:
         return len(self.items)
 
+    def with_images(self, item_id: str, images: Sequence[ImageContent]) -> Dataset:
+        """A copy in which the item `item_id` carries `images` (sent after its input text)."""
+        if all(item.id != item_id for item in self.items):
+            raise DatasetError(f"The dataset has no item {item_id!r} (deleted meanwhile?).")
+        items = [
+            item.model_copy(update={"images": list(images)}) if item.id == item_id else item
+            for item in self.items
+        ]
+        return self.model_copy(update={"items": items})
+
     # --- import ----------------------------------------------------------------------------
 
     @classmethod
