@@ -2,7 +2,8 @@
 
 1. Overhead: 10,000 items through `run_experiment` on `ScriptedLlm` (one short reply, no tools, one
    `contains` scorer), against the peer doing the same agent runs without the runner: the same
-   `run_agent_loop` over the same items in one thread. Both in the same run; median of 3.
+   `run_agent_loop` over the same items in one thread. Both in the same run; median of 3. Then
+   `--store-items` of them with the store (SQLite in a temporary folder), as the page runs them.
 2. Throughput: 1,000 items × 2 variants against a loopback OpenAI-compatible server whose every
    reply takes 50 ms, at concurrency 16: wall time against the ideal 2,000 × 50 ms ÷ 16.
 3. The peer: Inspect AI (pinned, in its own venv, see bench/inspect_peer.py) running the same
@@ -22,6 +23,7 @@ import multiprocessing
 import os
 import statistics
 import sys
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -34,8 +36,9 @@ from bench.inspect_peer import INSPECT_VERSION, run_peer
 from tests.fixtures.ray import local_ray_cluster
 from yiem import AgentContext, AgentLoopConfig, LlmModel, ScriptedLlm, TextContent, UserMessage
 from yiem.events import AgentEndEvent
-from yiem.experiments import RAY_ADDRESS_ENV, Dataset, Variant, run_experiment, scorers
+from yiem.experiments import RAY_ADDRESS_ENV, Dataset, ExperimentStore, Variant, run_experiment, scorers
 from yiem.loop import run_agent_loop
+from yiem.store import create_store_engine
 
 REPLY = {"content": "The answer is 42.", "usage": {"inputTokens": 12, "outputTokens": 6}}
 
@@ -46,11 +49,11 @@ def dataset(n: int) -> Dataset:
     )
 
 
-def runner_seconds(items: int, concurrency: int) -> float:
+def runner_seconds(items: int, concurrency: int, store: ExperimentStore | None = None) -> float:
     data = dataset(items)
     variant = Variant(name="v", llm=ScriptedLlm([REPLY] * items, chunk_size=64))
     started = time.perf_counter()
-    result = run_experiment(data, [variant], [scorers.contains()], concurrency=concurrency)
+    result = run_experiment(data, [variant], [scorers.contains()], concurrency=concurrency, store=store)
     elapsed = time.perf_counter() - started
     assert result.status == "finished" and len(result.outcomes) == items
     assert all(o.passed for o in result.outcomes)
@@ -181,6 +184,7 @@ def main() -> None:
     )
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--store-items", type=int, default=2_000, help="items run with the store; 0: none")
     parser.add_argument("--http-items", type=int, default=1_000)
     parser.add_argument("--delay", type=float, default=0.05)
     parser.add_argument("--concurrency", type=int, default=16)
@@ -199,6 +203,12 @@ def main() -> None:
     print(f"   run_experiment (concurrency 4): {per_runner:8.1f} µs per item")
     print(f"   bare run_agent_loop, one thread: {per_bare:8.1f} µs per item")
     print(f"   runner's own cost (difference):  {per_runner - per_bare:8.1f} µs per item")
+    if args.store_items:
+        with tempfile.TemporaryDirectory() as folder:
+            store = ExperimentStore(create_store_engine(f"sqlite:///{folder}/bench.db"))
+            stored = [runner_seconds(args.store_items, 4, store) for _ in range(args.repeat)]
+        per_stored = statistics.median(stored) / args.store_items * 1e6
+        print(f"   with the store (SQLite), {args.store_items:,} items: {per_stored:8.1f} µs per item")
 
     if args.http_items:
         process, port = serve_in_own_process(args.delay)

@@ -101,8 +101,9 @@ def submitted_prompt(submitted: Any) -> tuple[str, list[ImageContent]]:
         return "", []
     if isinstance(submitted, str):
         return submitted, []
-    images = [
-        ImageContent(data=base64.b64encode(file.getvalue()).decode(), mime_type=file.type or "image/png")
-        for file in submitted.files
-    ]
-    return submitted.text, images
+    return submitted.text, [uploaded_image(file) for file in submitted.files]
+
+
+def uploaded_image(file: Any) -> ImageContent:
+    """An uploaded image file (a chat input's or a file uploader's) as an image block."""
+    return ImageContent(data=base64.b64encode(file.getvalue()).decode(), mime_type=file.type or "image/png")

@@ -100,21 +100,27 @@ def takes_keyword(function: Callable[..., Any], name: str) -> bool:
     )
 
 
-_on_update_cache: dict[Any, bool] = {}
+_keyword_cache: dict[tuple[Any, str], bool] = {}
+
+
+def accepts_keyword(function: Callable[..., Any], name: str) -> bool:
+    """`takes_keyword`, checked once per function (a bound method by its class's): asked on every run."""
+    key = (getattr(function, "__func__", function), name)
+    try:
+        return _keyword_cache[key]
+    except KeyError:
+        pass
+    except TypeError:  # unhashable callable: inspect every time
+        return takes_keyword(function, name)
+    if len(_keyword_cache) > 4096:
+        _keyword_cache.clear()
+    accepts = _keyword_cache[key] = takes_keyword(function, name)
+    return accepts
 
 
 def accepts_on_update(execute: Callable[..., Any]) -> bool:
     """Whether `execute` takes an `on_update` keyword (checked once per callable)."""
-    try:
-        return _on_update_cache[execute]
-    except KeyError:
-        pass
-    except TypeError:  # unhashable callable: inspect every time
-        return takes_keyword(execute, "on_update")
-    if len(_on_update_cache) > 4096:
-        _on_update_cache.clear()
-    accepts = _on_update_cache[execute] = takes_keyword(execute, "on_update")
-    return accepts
+    return accepts_keyword(execute, "on_update")
 
 
 # --- worker threads ---------------------------------------------------------------------------

@@ -23,11 +23,11 @@ from yiem._tool_runner import (
     PreparedToolCall,
     ToolBatch,
     ToolThreads,
+    accepts_keyword,
     accepts_on_update,
     describe_exception,
     error_output,
     result_message,
-    takes_keyword,
     to_tool_output,
 )
 from yiem.events import (
@@ -214,7 +214,7 @@ class _LoopRun:
         self.signal = signal
         options = GenerationOptions(temperature=config.temperature, max_tokens=config.max_tokens)
         # A client written to `stream(model, context, signal)` gets no options rather than a TypeError.
-        self.stream_options = {"options": options} if takes_keyword(llm.stream, "options") else {}
+        self.stream_options = {"options": options} if accepts_keyword(llm.stream, "options") else {}
         self.threads = ToolThreads()
         self.run_id = new_run_id()
 

@@ -5,7 +5,7 @@ change never bends a bar, and comparable only within one run (`Timeline.run`), w
 timeline draws. An assistant reply carries its LLM request; a tool result its call, hooks and wait.
 """
 
-import uuid
+import random
 from dataclasses import dataclass
 from typing import Literal
 
@@ -56,7 +56,9 @@ class Timeline:
 
 def new_run_id() -> str:
     """A short id naming one agent run: spans of different runs never share a clock."""
-    return uuid.uuid4().hex[:12]
+    # 48 random bits as uuid4's first 12 hex digits had, without its os.urandom call: that syscall
+    # lets go of the GIL, and an experiment's worker threads then queue for it on every run.
+    return f"{random.getrandbits(48):012x}"
 
 
 def with_span(found: Timeline | None, run: str, added: Span) -> Timeline:

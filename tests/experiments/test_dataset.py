@@ -86,6 +86,20 @@ def test_version_follows_the_items() -> None:
     assert frozen.version == before
 
 
+def test_frozen_shares_no_container_with_the_dataset() -> None:
+    image = ImageContent(data="aGk=", mime_type="image/png")
+    data = Dataset(items=[DatasetItem(id="a", input="x", images=[image], vars={"k": "v"}, tags=["t"])])
+    frozen = data.frozen()
+    before = frozen.model_dump()
+    item = data.items[0]
+    item.vars["k"] = "changed"
+    item.tags.append("new")
+    item.images.append(image)
+    item.images[0].data = "Ynll"
+    data.items.append(DatasetItem(id="b", input="y"))
+    assert frozen.model_dump() == before
+
+
 def _saved_chat(store: ConversationStore, title: str, messages: list[AgentMessage]) -> str:
     conversation = store.create(title=title, provider="local", model="smollm2")
     for message in messages:
@@ -140,3 +154,14 @@ def test_items_from_two_saved_conversations(tmp_path: Path) -> None:
     theirs = ConversationStore(engine, owner="bob")
     with pytest.raises(ConversationNotFoundError, match="not yours"):
         Dataset.from_conversations(theirs, [sums])
+
+
+def test_with_images_replaces_one_items_images() -> None:
+    image = ImageContent(data="aGk=", mime_type="image/png")
+    data = Dataset(items=[DatasetItem(id="a", input="x"), DatasetItem(id="b", input="y")])
+    attached = data.with_images("b", [image])
+    assert [item.images for item in attached.items] == [[], [image]]
+    assert data.items[1].images == []  # the dataset it came from is unchanged
+    assert attached.with_images("b", []).items[1].images == []
+    with pytest.raises(DatasetError, match="no item 'gone'"):
+        data.with_images("gone", [image])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -196,12 +196,22 @@ def test_concurrency_is_bounded_per_provider() -> None:
 def test_stop_then_resume_runs_only_what_is_left() -> None:
     signal = AbortSignal()
     recorder = MemoryRecorder()
-    llm = scripted(8)
+    stopped_yet = threading.Event()
+    first = answering()
+
+    def reply(context: AgentContext) -> Any:
+        # The next item may start as soon as the first ends (queued ahead): it waits for the Stop.
+        if prompt_of(context) != "capital of France":
+            stopped_yet.wait(10)
+        return first(context)
+
+    llm = ScriptedLlm([reply] * 8)
     variant = Variant(name="v", llm=llm, model=PRICED)
 
     def progress(p: Progress) -> None:
         if p.done == 1:
             signal.abort("Stop pressed")
+            stopped_yet.set()
 
     spec = RunSpec(dataset=dataset(), variants=[variant], scorers=[scorers.contains()], concurrency={"*": 1})
     stopped = run_experiment(spec=spec, recorder=recorder, progress=progress, signal=signal)
@@ -211,8 +221,57 @@ def test_stop_then_resume_runs_only_what_is_left() -> None:
     resumed = run_experiment(spec=spec, recorder=recorder)
     assert resumed.status == "finished"
     assert [o.item_id for o in resumed.outcomes] == ["q0", "q1", "q2", "q3"]
-    # The finished item was not run again: 4 model calls in all, the first one's question once.
-    assert [prompt_of(AgentContext(messages=r.messages)) for r in llm.requests] == list(ANSWERS)
+    # The finished item was not run again (its question asked once); the next one, if it had
+    # started before the Stop, was dropped and ran again with the rest.
+    asked = [prompt_of(AgentContext(messages=r.messages)) for r in llm.requests]
+    assert asked in (list(ANSWERS), ["capital of France", "2+2", *list(ANSWERS)[1:]])
+
+
+def telling(question: str, asked: threading.Event) -> Callable[[AgentContext], Any]:
+    """The right answer, setting `asked` when `question` is asked."""
+
+    def reply(context: AgentContext) -> Any:
+        if prompt_of(context) == question:
+            asked.set()
+        return answering()(context)
+
+    return reply
+
+
+def test_a_free_slot_takes_the_next_item_while_the_caller_is_busy() -> None:
+    second_started = threading.Event()
+    reply = telling("2+2", second_started)
+    waited: list[bool] = []
+
+    def slow_caller(p: Progress) -> None:
+        if p.done == 1:  # the caller's thread is busy with the first outcome (e.g. storing it)
+            waited.append(second_started.wait(10))
+
+    llm = ScriptedLlm([reply] * 4)
+    result = run_experiment(dataset(), [Variant(name="v", llm=llm)], concurrency=1, progress=slow_caller)
+    assert waited == [True] and result.status == "finished" and len(result.outcomes) == 4
+
+
+def test_outcomes_that_finish_while_the_caller_stores_are_stored_together() -> None:
+    last_asked = threading.Event()
+    reply = telling("largest planet", last_asked)
+
+    class SlowStore(MemoryRecorder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.writes: list[list[str]] = []
+
+        def record(self, outcomes: Sequence[ItemOutcome]) -> list[ItemOutcome]:
+            if not self.writes:  # the first write is slow: the others finish meanwhile
+                last_asked.wait(10)
+            self.writes.append([o.item_id for o in outcomes])
+            return super().record(outcomes)
+
+    recorder = SlowStore()
+    result = run_experiment(dataset(), [Variant(name="v", llm=ScriptedLlm([reply] * 4))], recorder=recorder)
+    assert result.status == "finished" and len(result.outcomes) == 4
+    assert sorted(item for write in recorder.writes for item in write) == ["q0", "q1", "q2", "q3"]
+    assert len(recorder.writes) < 4
 
 
 def test_stop_drops_the_items_in_flight() -> None:
@@ -243,10 +302,12 @@ def test_stop_drops_the_items_in_flight() -> None:
 
 
 def test_budget_stops_the_run() -> None:
-    variant = Variant(name="v", llm=scripted(4), model=PRICED)
+    llm = scripted(4)
+    variant = Variant(name="v", llm=llm, model=PRICED)
     result = run_experiment(dataset(), [variant], budget_usd=0.00003, concurrency=1)  # $0.00002 per item
     assert result.status == "budget"
     assert len(result.outcomes) == 2
+    assert len(llm.requests) == 2  # the item queued ahead never started once the budget was spent
     resumed = run_experiment(
         spec=RunSpec(dataset=dataset(), variants=[variant], budget_usd=0.00003),
         recorder=MemoryRecorder(result.outcomes),

@@ -3,6 +3,7 @@ usage rows tagged with the experiment and run, resume after a restart, the versi
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -100,11 +101,22 @@ def test_run_is_stored_with_hidden_transcripts_and_tagged_usage(db_url: str) -> 
 def test_stopped_run_resumes_after_a_restart(db_url: str) -> None:
     store = ExperimentStore(create_store_engine(db_url))
     signal = AbortSignal()
-    first_llm = ScriptedLlm([reply(str(n)) for n in range(4)])
+    stopped_yet = threading.Event()
+
+    def after_the_stop(text: str) -> Any:
+        # An item queued ahead may start while the caller stores the first two: it waits for the Stop.
+        def answer(_context: Any) -> dict[str, Any]:
+            stopped_yet.wait(10)
+            return reply(text)
+
+        return answer
+
+    first_llm = ScriptedLlm([reply("0"), reply("1"), after_the_stop("2"), after_the_stop("3")])
 
     def stop_after_two(progress: Progress) -> None:
         if progress.done == 2:
             signal.abort("Stop pressed")
+            stopped_yet.set()
 
     stopped = run_experiment(
         data(),

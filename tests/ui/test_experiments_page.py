@@ -3,11 +3,13 @@ comparison), and the page's editors build the draft it runs."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 from streamlit.testing.v1 import AppTest
 
 from ui.experiments.run import progress_text
@@ -239,3 +241,54 @@ def test_the_rubric_judge_may_be_a_model_no_variant_uses(db_url: str) -> None:
     assert _widget(again.selectbox, "Judge").value == "Another model…"
     assert _widget(again.text_input, "Model", 1).value == "gpt-4.1-mini"
     assert again.session_state["exp_draft"].scorers[0].judge.variant.provider == "openai"
+
+
+def _png(colour: tuple[int, int, int]) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (2, 2), colour).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_images_attached_to_an_item_are_kept_and_reach_the_model(db_url: str) -> None:
+    store = ExperimentStore(create_store_engine(db_url))
+    data = Dataset.from_records([{"id": "a", "input": "What colour?"}, {"id": "b", "input": "And this?"}])
+    experiment_id = store.save_experiment("colours", {"dataset": data.model_dump(mode="json")})
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.query_params["e"] = experiment_id
+    at.run()
+    at.selectbox(key="exp_w_image_item").set_value("b").run()
+    uploader = next(u for u in at.get("file_uploader") if u.label == "Image files")
+    uploader.set_value([("red.png", _png((255, 0, 0)), "image/png")]).run()
+    at.button(key="exp_w_attach_images").click().run()
+    assert not at.exception, at.exception
+    assert any("Attached 1 image to b" in str(s.value) for s in at.success)
+    items = at.session_state["exp_draft"].dataset.items
+    assert [len(item.images) for item in items] == [0, 1]
+    assert items[1].images[0].mime_type == "image/png"
+    table = next(d.value for d in at.dataframe if "images" in d.value.columns)
+    assert list(table["images"]) == ["", "1"]
+
+    # A damaged file is refused in words, and nothing is attached.
+    uploader = next(u for u in at.get("file_uploader") if u.label == "Image files")
+    uploader.set_value([("broken.png", b"not a picture", "image/png")]).run()
+    at.button(key="exp_w_attach_images").click().run()
+    assert any("broken.png was not attached" in str(e.value) for e in at.error)
+    assert len(at.session_state["exp_draft"].dataset.items[1].images) == 1
+
+    # Saved, opened again and run: the image goes to the model after the item's text.
+    at.button(key="exp_save").click().run()
+    again = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    again.query_params["e"] = experiment_id
+    again.run()
+    dataset = again.session_state["exp_draft"].dataset
+    llm = ScriptedLlm(["red", "?"])
+    run_experiment(dataset, [Variant(name="v", llm=llm)], concurrency=1)
+    sent = {r.messages[0].text: r.messages[0].content for r in llm.requests}  # type: ignore[union-attr]
+    assert [block.type for block in sent["What colour?"]] == ["text"]
+    assert [block.type for block in sent["And this?"]] == ["text", "image"]
+    assert sent["And this?"][1].data == items[1].images[0].data  # type: ignore[union-attr]
+
+    # Removed again, the item has none.
+    again.selectbox(key="exp_w_image_item").set_value("b").run()
+    again.button(key="exp_w_remove_images").click().run()
+    assert again.session_state["exp_draft"].dataset.items[1].images == []

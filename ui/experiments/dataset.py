@@ -11,11 +11,12 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from ui.experiments.item_images import draw_item_images
 from ui.experiments.state import EDITOR_VERSION, WIDGET_PREFIX
 from yiem.experiments import Dataset, DatasetError, DatasetItem, ExperimentDraft
 from yiem.store import Conversation, ConversationStore, StoreError
 
-FIXED = ["id", "input", "expected", "tags"]
+FIXED = ["id", "input", "expected", "tags", "images"]
 
 
 def _frame(dataset: Dataset) -> pd.DataFrame:
@@ -26,6 +27,7 @@ def _frame(dataset: Dataset) -> pd.DataFrame:
             "input": item.input,
             "expected": item.expected or "",
             "tags": ", ".join(item.tags),
+            "images": str(len(item.images)) if item.images else "",
             **{name: item.vars.get(name, "") for name in var_names},
         }
         for item in dataset.items
@@ -84,6 +86,9 @@ def draw_dataset(draft: ExperimentDraft, chats: ConversationStore) -> None:
             "input": st.column_config.TextColumn("input", help="What the user says", width="large"),
             "expected": st.column_config.TextColumn("expected", help="The answer scorers compare with"),
             "tags": st.column_config.TextColumn("tags", help="Comma-separated"),
+            "images": st.column_config.TextColumn(
+                "images", disabled=True, help="How many; attach them under Images of an item"
+            ),
         },
     )
     try:
@@ -91,6 +96,7 @@ def draw_dataset(draft: ExperimentDraft, chats: ConversationStore) -> None:
     except ValueError as error:
         st.error(f"An item cannot be used: {error}")
     st.caption(f"{len(draft.dataset.items)} items · version {draft.dataset.version[:8]}")
+    draw_item_images(draft)
     left, right = st.columns(2)
     with left:
         _upload(draft)

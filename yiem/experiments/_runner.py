@@ -1,18 +1,21 @@
 """`run_experiment`: dataset × variants × repeats, each item a full agent run, bounded per provider.
 
 Tasks go out provider by provider, at most `concurrency` at a time each; results come back to the
-caller's thread, which scores nothing itself: it records each outcome, reports progress, checks the
-budget. Items finished before a restart (the recorder's) are never run again; an item stopped
-midway is not recorded, so it runs again on resume.
+caller's thread, which scores nothing itself: it records each outcome and reports progress. The
+budget is tallied as each outcome arrives, before its worker takes another item. Items finished
+before a restart (the recorder's) are never run again; an item stopped midway is not recorded, so
+it runs again on resume.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from queue import SimpleQueue
 from time import perf_counter
 from typing import Literal, Protocol
 
@@ -33,6 +36,8 @@ from yiem.experiments._spec import (
 from yiem.experiments._variant import Variant
 from yiem.experiments.scorers import AnyScorer
 from yiem.types import AbortSignal, AgentTool
+
+QUEUE_AHEAD = 64
 
 
 @dataclass(frozen=True)
@@ -73,8 +78,9 @@ class RunRecorder(Protocol):
         """Outcomes recorded before (a resumed run skips them)."""
         ...
 
-    def record(self, outcome: ItemOutcome) -> ItemOutcome:
-        """Keep one outcome; may return it with fields filled (e.g. its stored conversation)."""
+    def record(self, outcomes: Sequence[ItemOutcome]) -> list[ItemOutcome]:
+        """Keep outcomes that finished together (one write for all); may return them with fields
+        filled (e.g. their stored conversations)."""
         ...
 
     def finish(self, status: RunStatus, stop_reason: str | None) -> None:
@@ -93,9 +99,9 @@ class MemoryRecorder:
     def finished(self) -> list[ItemOutcome]:
         return list(self.outcomes)
 
-    def record(self, outcome: ItemOutcome) -> ItemOutcome:
-        self.outcomes.append(outcome)
-        return outcome
+    def record(self, outcomes: Sequence[ItemOutcome]) -> list[ItemOutcome]:
+        self.outcomes.extend(outcomes)
+        return list(outcomes)
 
     def finish(self, status: RunStatus, stop_reason: str | None) -> None:
         self.status, self.stop_reason = status, stop_reason
@@ -110,7 +116,13 @@ class RunStore(Protocol):
 
 
 class TaskExecutor(Protocol):
-    """Runs one task somewhere (a thread, a Ray worker) and hands back a future of its outcome."""
+    """Runs one task somewhere (a thread, a Ray worker) and hands back a future of its outcome.
+
+    An executor that itself runs at most `spec.limit(provider)` tasks of a provider at once says so
+    with `queues_ahead = True`: the runner then hands it `QUEUE_AHEAD` more per provider, waiting, so
+    a slot that frees takes its next item at once instead of after a round trip to the caller's
+    thread, and the items that finish while the caller stores the last ones are stored together.
+    """
 
     def submit(
         self, variant: Variant, item: DatasetItem, repeat: int, spec: RunSpec, signal: AbortSignal
@@ -120,7 +132,8 @@ class TaskExecutor(Protocol):
 
 
 class ThreadExecutor:
-    """A thread pool in this process; each variant is connected once and its tools picked once.
+    """A thread pool per provider in this process, of its concurrency; each variant is connected
+    once and its tools picked once.
 
     With `budget`, each variant's client and each rubric judge check the spending limits before
     every request they send.
@@ -133,10 +146,12 @@ class ThreadExecutor:
         budget: BudgetGuard | None = None,
         on_refuse: Callable[[BudgetCheck, AbortSignal | None], None] | None = None,
     ) -> None:
-        providers = {variant.provider_key for variant in spec.variants}
-        self._pool = ThreadPoolExecutor(
-            max_workers=sum(spec.limit(provider) for provider in providers), thread_name_prefix="yiem-exp"
-        )
+        # Each pool bounds its provider, so the runner may queue items ahead of the free slots.
+        self._pools = {
+            provider: ThreadPoolExecutor(max_workers=spec.limit(provider), thread_name_prefix="yiem-exp")
+            for provider in {variant.provider_key for variant in spec.variants}
+        }
+        self.queues_ahead = True
         self._ready = {}
         limit_judges(spec.scorers, budget, on_refuse)
         for variant in spec.variants:
@@ -149,10 +164,12 @@ class ThreadExecutor:
         self, variant: Variant, item: DatasetItem, repeat: int, spec: RunSpec, signal: AbortSignal
     ) -> Future[ItemOutcome | None]:
         llm, model, tools = self._ready[variant.name]
-        return self._pool.submit(run_item, variant, item, repeat, llm, model, tools, spec.scorers, signal)
+        pool = self._pools[variant.provider_key]
+        return pool.submit(run_item, variant, item, repeat, llm, model, tools, spec.scorers, signal)
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        for pool in self._pools.values():
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def run_experiment(
@@ -228,6 +245,10 @@ class _Run:
         self.cost = 0.0
         self.errors = 0
         self.unpriced = 0
+        # Finished tasks, in the order they finished; and the dollars spent, tallied as they do.
+        self._arrived: SimpleQueue[Future[ItemOutcome | None]] = SimpleQueue()
+        self._spent = 0.0
+        self._spent_lock = threading.Lock()
 
     def _executor(self) -> TaskExecutor:
         choice = self.executor_choice
@@ -250,11 +271,32 @@ class _Run:
 
     def _add(self, outcome: ItemOutcome) -> None:
         self.outcomes[outcome.key] = outcome
-        self.cost += (outcome.cost or 0.0) + outcome.judge_cost
+        self.cost += _spent_on(outcome)
         if outcome.error is not None:
             self.errors += 1
         if not outcome.price_known:
             self.unpriced += 1
+
+    def _arrive(self, future: Future[ItemOutcome | None]) -> None:
+        # In the thread that finished the task, before it takes another item: once the budget is
+        # spent, no item starts, even while the caller's thread is still storing earlier ones.
+        budget = self.spec.budget_usd
+        if budget is not None and not future.cancelled() and future.exception() is None:
+            outcome = future.result()
+            if outcome is not None:
+                with self._spent_lock:
+                    self._spent += _spent_on(outcome)
+                    over = self._spent >= budget
+                if over:
+                    self.signal.abort(BUDGET_REASON)
+        self._arrived.put(future)
+
+    def _arrivals(self) -> list[Future[ItemOutcome | None]]:
+        """The next finished task (waiting for it) and all that finished meanwhile."""
+        batch = [self._arrived.get()]
+        while not self._arrived.empty():
+            batch.append(self._arrived.get())
+        return batch
 
     def _report(self, total: int, started: float, resumed: int, last: ItemOutcome | None) -> None:
         if self.progress is not None:
@@ -281,6 +323,7 @@ class _Run:
         for outcome in self.recorder.finished():
             self._add(outcome)
         resumed = len(self.outcomes)
+        self._spent = self.cost
         tasks = spec.tasks()
         lanes: dict[str, deque[tuple[DatasetItem, int, Variant]]] = {}
         for item, repeat, variant in tasks:
@@ -295,25 +338,28 @@ class _Run:
         try:
             if any(lanes.values()) and not self.signal.aborted:
                 executor = self._executor()
+            ahead = QUEUE_AHEAD if getattr(executor, "queues_ahead", False) else 0
             while executor is not None:
                 for provider, lane in lanes.items():
-                    while lane and running[provider] < spec.limit(provider) and not self.signal.aborted:
+                    limit = spec.limit(provider) + ahead
+                    while lane and running[provider] < limit and not self.signal.aborted:
                         item, repeat, variant = lane.popleft()
-                        in_flight[executor.submit(variant, item, repeat, spec, self.signal)] = provider
+                        future = executor.submit(variant, item, repeat, spec, self.signal)
+                        in_flight[future] = provider
                         running[provider] += 1
+                        future.add_done_callback(self._arrive)
                 if not in_flight:
                     break
-                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-                for future in done:
+                finished: list[ItemOutcome] = []
+                for future in self._arrivals():
                     running[in_flight.pop(future)] -= 1
-                    finished = future.result()
-                    if finished is None:
-                        continue
-                    outcome = self.recorder.record(finished)
-                    self._add(outcome)
-                    self._report(len(tasks), started, resumed, outcome)
-                    if self._over_budget():
-                        self.signal.abort(BUDGET_REASON)
+                    if (done := future.result()) is not None:
+                        finished.append(done)
+                # What finished while the last ones were stored goes in one write: the store's
+                # commit, not the items, then sets the pace, and each outcome is kept as promptly.
+                for recorded in self.recorder.record(finished) if finished else ():
+                    self._add(recorded)
+                    self._report(len(tasks), started, resumed, recorded)
         except Exception as error:
             self.recorder.finish("failed", str(error) or type(error).__name__)
             raise
@@ -352,3 +398,8 @@ class _Run:
             status=status,
             stop_reason=reason,
         )
+
+
+def _spent_on(outcome: ItemOutcome) -> float:
+    """The known dollars of one outcome: its replies' and its rubric judges'."""
+    return (outcome.cost or 0.0) + outcome.judge_cost

@@ -1,8 +1,8 @@
 """Experiments, runs and outcomes in the store; each item's transcript a hidden conversation.
 
-One outcome is one transaction: its conversation, messages, usage rows (tagged with the experiment
-and run, the judges' too) and the outcome row, so a killed app has either all of it or none, and a
-resumed run re-runs exactly the items that have no outcome row.
+Outcomes that finished together are one transaction: each one's conversation, messages, usage rows
+(tagged with the experiment and run, the judges' too) and outcome row, so a killed app has either
+all of an outcome or none, and a resumed run re-runs exactly the items that have no outcome row.
 """
 
 from __future__ import annotations
@@ -252,11 +252,10 @@ class ExperimentStore:
             return list(outcome.messages)
         return self.conversations.load_messages(outcome.conversation_id)
 
-    def record(self, run_id: str, outcome: ItemOutcome, title: str = "") -> ItemOutcome:
-        """Store one outcome with its transcript and usage in one transaction; returns it with its
-        conversation id (the stored copy of the outcome keeps no messages)."""
+    def record(self, run_id: str, outcomes: Sequence[ItemOutcome]) -> list[ItemOutcome]:
+        """Store outcomes with their transcripts and usage in one transaction; returns them with their
+        conversation ids (the stored copies keep no messages)."""
         now = _now_ms()
-        conversation_id = str(uuid.uuid4())
         with self.engine.begin() as conn:
             experiment_id = conn.execute(
                 select(experiment_runs.c.experiment_id).where(experiment_runs.c.id == run_id)
@@ -265,65 +264,20 @@ class ExperimentStore:
                 raise ExperimentNotFoundError(
                     f"No experiment run with id {run_id!r}; the item was not saved."
                 )
-            first_reply = next(
-                (m for m in outcome.messages if isinstance(m, AssistantMessage | AssistantMessageToolCall)),
-                None,
-            )
-            conn.execute(
-                insert(conversations).values(
-                    id=conversation_id,
-                    title=title or f"{outcome.variant} · {outcome.item_id}",
-                    provider=first_reply.provider if first_reply else "",
-                    model=first_reply.model if first_reply else "",
-                    system_prompt="",
-                    created_ms=now,
-                    updated_ms=now,
-                    hidden=True,
-                    owner=self.owner,
-                )
-            )
-            if outcome.messages:
-                conn.execute(
-                    insert(messages),
-                    [
-                        {
-                            "conversation_id": conversation_id,
-                            "position": position,
-                            "role": message.role,
-                            "data": message.to_json(),
-                            "created_ms": now,
-                        }
-                        for position, message in enumerate(outcome.messages)
-                    ],
-                )
             tags = {"experiment_id": experiment_id, "run_id": run_id, "owner": self.owner}
-            rows = [
-                {**usage_row(message, None, conversation_id), **tags, "price_known": message.cost is not None}
-                for message in outcome.messages
-                if isinstance(message, AssistantMessage | AssistantMessageToolCall)
-            ]
-            rows += [
-                _judge_row(score, now, tags) for score in outcome.scores if score.judge_usage is not None
-            ]
-            if rows:
-                conn.execute(insert(usage), rows)
-            stored = outcome.model_copy(update={"messages": [], "conversation_id": conversation_id})
-            conn.execute(
-                insert(experiment_outcomes).values(
-                    run_id=run_id,
-                    item_id=outcome.item_id,
-                    variant=outcome.variant,
-                    repeat=outcome.repeat,
-                    conversation_id=conversation_id,
-                    passed=outcome.passed,
-                    cost=outcome.cost,
-                    latency_ms=outcome.latency_ms,
-                    data=model_json(stored, by_alias=True),
-                    created_ms=now,
-                )
-            )
+            rows = _OutcomeRows(run_id, tags)
+            recorded = [rows.add(outcome, now) for outcome in outcomes]
+            # One statement per table for all of them: per-row statements cost more than the items.
+            for table, values in (
+                (conversations, rows.conversations),
+                (messages, rows.messages),
+                (usage, rows.usage),
+                (experiment_outcomes, rows.outcomes),
+            ):
+                if values:
+                    conn.execute(insert(table), values)
             conn.execute(update(experiment_runs).where(experiment_runs.c.id == run_id).values(updated_ms=now))
-        return outcome.model_copy(update={"conversation_id": conversation_id})
+        return recorded
 
     def recorder(self, run_id: str) -> StoreRecorder:
         """What `run_experiment(recorder=...)` writes through."""
@@ -373,6 +327,69 @@ def _judge_row(score: Any, now: int, tags: dict[str, str]) -> dict[str, Any]:
     }
 
 
+class _OutcomeRows:
+    """The rows of outcomes that are stored together, table by table."""
+
+    def __init__(self, run_id: str, tags: dict[str, str]) -> None:
+        self.run_id = run_id
+        self.tags = tags
+        self.conversations: list[dict[str, Any]] = []
+        self.messages: list[dict[str, Any]] = []
+        self.usage: list[dict[str, Any]] = []
+        self.outcomes: list[dict[str, Any]] = []
+
+    def add(self, outcome: ItemOutcome, now: int) -> ItemOutcome:
+        """Add one outcome's rows; returns it with its conversation's id."""
+        conversation_id = str(uuid.uuid4())
+        replies = [m for m in outcome.messages if isinstance(m, AssistantMessage | AssistantMessageToolCall)]
+        self.conversations.append(
+            {
+                "id": conversation_id,
+                "title": f"{outcome.variant} · {outcome.item_id}",
+                "provider": replies[0].provider if replies else "",
+                "model": replies[0].model if replies else "",
+                "system_prompt": "",
+                "created_ms": now,
+                "updated_ms": now,
+                "hidden": True,
+                "owner": self.tags["owner"],
+            }
+        )
+        self.messages += [
+            {
+                "conversation_id": conversation_id,
+                "position": position,
+                "role": message.role,
+                "data": message.to_json(),
+                "created_ms": now,
+            }
+            for position, message in enumerate(outcome.messages)
+        ]
+        self.usage += [
+            {**usage_row(reply, None, conversation_id), **self.tags, "price_known": reply.cost is not None}
+            for reply in replies
+        ]
+        self.usage += [
+            _judge_row(score, now, self.tags) for score in outcome.scores if score.judge_usage is not None
+        ]
+        stored = outcome.model_copy(update={"messages": [], "conversation_id": conversation_id})
+        self.outcomes.append(
+            {
+                "run_id": self.run_id,
+                "item_id": outcome.item_id,
+                "variant": outcome.variant,
+                "repeat": outcome.repeat,
+                "conversation_id": conversation_id,
+                "passed": outcome.passed,
+                "cost": outcome.cost,
+                "latency_ms": outcome.latency_ms,
+                "data": model_json(stored, by_alias=True),
+                "created_ms": now,
+            }
+        )
+        return outcome.model_copy(update={"conversation_id": conversation_id})
+
+
 class StoreRecorder:
     """A `RunRecorder` on the store: what finished before a restart is read back, never re-run."""
 
@@ -383,8 +400,8 @@ class StoreRecorder:
     def finished(self) -> list[ItemOutcome]:
         return self.store.outcomes(self.run_id)
 
-    def record(self, outcome: ItemOutcome) -> ItemOutcome:
-        return self.store.record(self.run_id, outcome)
+    def record(self, outcomes: Sequence[ItemOutcome]) -> list[ItemOutcome]:
+        return self.store.record(self.run_id, outcomes)
 
     def finish(self, status: RunStatus, stop_reason: str | None) -> None:
         self.store.set_status(self.run_id, status, stop_reason)
