@@ -19,7 +19,14 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import ROOT, StreamlitApp, count_script_runs, screenshot, start_streamlit
+from tests.fixtures.browser import (
+    ROOT,
+    StreamlitApp,
+    count_script_runs,
+    open_app,
+    screenshot,
+    start_streamlit,
+)
 from tests.fixtures.mcp import StdioServer
 from yiem import ScriptedLlm
 from yiem.compare import ColumnSpec, ComparisonStore, Vote, VoteStore
@@ -125,7 +132,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory, time_stdio: StdioServer) ->
 
 
 def _open_chat(page: Any, seeded: Seeded) -> None:
-    page.goto(f"{seeded.app.url}/?c={seeded.conversation_id}")
+    open_app(page, f"{seeded.app.url}/?c={seeded.conversation_id}")
     reply = page.locator(MESSAGES).filter(has_text=REPLY)
     expect(reply).to_have_count(1, timeout=60_000)
     expect(reply.get_by_text("price unknown")).to_be_visible()
@@ -135,7 +142,7 @@ def _open_chat(page: Any, seeded: Seeded) -> None:
 
 
 def _open_costs(page: Any, seeded: Seeded) -> None:
-    page.goto(f"{seeded.app.url}/costs")
+    open_app(page, f"{seeded.app.url}/costs")
     requests = page.locator('[data-testid="stMetric"]').filter(has_text="Requests").first
     expect(requests.locator('[data-testid="stMetricValue"]')).to_have_text(
         re.compile(r"^[1-9][\d,]*$"), timeout=60_000
@@ -144,7 +151,7 @@ def _open_costs(page: Any, seeded: Seeded) -> None:
 
 
 def _open_tools(page: Any, seeded: Seeded) -> None:
-    page.goto(f"{seeded.app.url}/tools")
+    open_app(page, f"{seeded.app.url}/tools")
     tools = page.get_by_role("radiogroup", name="Tool")
     tools.get_by_text("get_current_time", exact=True).click(timeout=60_000)
     page.get_by_role("heading", name="get_current_time").wait_for()
@@ -159,7 +166,7 @@ def _open_tools(page: Any, seeded: Seeded) -> None:
 
 
 def _open_experiments(page: Any, seeded: Seeded) -> None:
-    page.goto(f"{seeded.app.url}/experiments?e={seeded.experiment_id}")
+    open_app(page, f"{seeded.app.url}/experiments?e={seeded.experiment_id}")
     page.get_by_role("heading", name="Results").wait_for(timeout=60_000)
     # Its charts are below the fold: brought into view, they are drawn.
     page.get_by_role("heading", name="Results").scroll_into_view_if_needed()
@@ -168,7 +175,7 @@ def _open_experiments(page: Any, seeded: Seeded) -> None:
 
 
 def _open_compare(page: Any, seeded: Seeded) -> None:
-    page.goto(f"{seeded.app.url}/compare?cmp={seeded.comparison_id}")
+    open_app(page, f"{seeded.app.url}/compare?cmp={seeded.comparison_id}")
     expect(page.get_by_text("Ahoy, matey!")).to_be_visible(timeout=60_000)
     expect(page.get_by_text("Good day to you.")).to_be_visible()
     # The leaderboard's heatmap is below the fold: brought into view, it is drawn.

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, screenshot
+from tests.fixtures.browser import StreamlitApp, open_app, screenshot
 from tests.fixtures.documents import minimal_pdf
 from tests.ui.test_browser_chat import MESSAGES, _limit_replies, _saved_messages, _send, _wait_idle
 from yiem.chat import Document, document_in, typed_text
@@ -31,7 +31,7 @@ def test_an_attached_pdf_goes_to_the_model_as_a_named_block_and_is_answered(
     good.write_bytes(minimal_pdf([f"The island mascot is called {WORD}.", "It eats leaves."]))
     broken = tmp_path / "broken.pdf"
     broken.write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Catalog")  # cut off: no pages, no trailer
-    page.goto(streamlit_app.url)
+    open_app(page, streamlit_app.url)
     _limit_replies(page, 16)
 
     page.get_by_text("Attach documents", exact=True).click()

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, screenshot
+from tests.fixtures.browser import StreamlitApp, open_app, screenshot
 from tests.ui.test_browser_chat import _limit_replies, _send, _wait_idle
 from yiem.store import ConversationStore, create_store_engine
 from yiem.types import (
@@ -35,7 +35,7 @@ def test_copy_a_reply_then_find_its_conversation_by_a_word_only_in_it(
     store = ConversationStore(create_store_engine(streamlit_app.database_url))
     store.create(title="Another chat")
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=streamlit_app.url)
-    page.goto(streamlit_app.url)
+    open_app(page, streamlit_app.url)
     _limit_replies(page, 12)
     _send(page, PROMPT)
     page.wait_for_url(re.compile(r"\?c="))
@@ -82,7 +82,7 @@ def test_copy_a_tool_result(streamlit_app: StreamlitApp, page: Any) -> None:
         ],
     )
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=streamlit_app.url)
-    page.goto(f"{streamlit_app.url}/?c={conversation.id}")
+    open_app(page, f"{streamlit_app.url}/?c={conversation.id}")
     page.locator("[data-testid=stExpander] summary", has_text="forecast").click()
     page.get_by_role("button", name="Copy result").click()
     expect(page.get_by_role("button", name="Copied")).to_be_visible()
