@@ -101,3 +101,4 @@ elif submitted is not None:
 if pending is not None:
     chat_context.refuse_if_full(chat, pending)  # a send that does not fit goes back into the input
     live.run(chat, pending, _show_conversation_in_url)
+live.resume(chat)  # a run whose tool waits for the person's answer goes on (ui.chat.questions)

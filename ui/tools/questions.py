@@ -49,11 +49,16 @@ def draw_questions(server: str) -> None:
     st.session_state[DRAWN] = {question.id for question in pending}
     for question in pending:
         with st.container(border=True, key=f"tools-question-{question.id}"):
-            if question.kind == "elicitation":
-                _draw_elicitation(question)
-            else:
-                _draw_sampling(question)
-    _draw_agreed_links()
+            draw_question(question)
+    draw_agreed_links()
+
+
+def draw_question(question: ServerQuestion) -> None:
+    """One question with the buttons that answer it (the Tools page's, and Chat's while a tool waits)."""
+    if question.kind == "elicitation":
+        _draw_elicitation(question)
+    else:
+        _draw_sampling(question)
 
 
 def _draw_elicitation(question: ServerQuestion) -> None:
@@ -93,7 +98,8 @@ def _answer(question: ServerQuestion, result: ElicitationResult) -> None:
     st.rerun()
 
 
-def _draw_agreed_links() -> None:
+def draw_agreed_links() -> None:
+    """The links the person agreed to open, each until they say they are done."""
     urls: list[str] = st.session_state.get(_AGREED_URLS, [])
     for index, url in enumerate(list(urls)):
         cols = st.columns([4, 1], vertical_alignment="center")

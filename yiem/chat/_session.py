@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from yiem.budgets import BudgetCheck, BudgetGuard
 from yiem.chat._setup import ChatSetup
@@ -43,6 +43,14 @@ def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
     """The user's prompt as a message: its text (any secret the server knows masked: it is shown, stored
     and sent to the model) and any attached images."""
     return UserMessage.from_text(redact(text), images)
+
+
+class _Path(NamedTuple):
+    """A conversation's chosen path as one run appends to it: messages, stored ids, alternatives."""
+
+    messages: list[AgentMessage]
+    ids: list[int]
+    siblings: list[tuple[int, ...]]
 
 
 class ChatSession:
@@ -125,14 +133,16 @@ class ChatSession:
         message: AgentMessage,
         model: LlmModel | None = None,
         estimated: bool = False,
+        into: _Path | None = None,
     ) -> None:
-        parent = self.message_ids[-1] if self.message_ids else None
+        path = _Path(self.messages, self.message_ids, self.siblings) if into is None else into
+        parent = path.ids[-1] if path.ids else None
         stored = self.store.add_message(
             conversation_id, message, model, parent_id=parent, usage_estimated=estimated
         )
-        self.messages.append(message)
-        self.message_ids.append(stored.id)
-        self.siblings.append((*self._next_siblings, stored.id))
+        path.messages.append(message)
+        path.ids.append(stored.id)
+        path.siblings.append((*self._next_siblings, stored.id))
         self._next_siblings = ()
 
     def _ensure_conversation(
@@ -185,6 +195,9 @@ class ChatSession:
         conversation_id = self.conversation.id
         prompt = self.messages[-1]
         history = self.messages[:-1]
+        # The run keeps to this conversation's path even if the person opens another one meanwhile
+        # (a run that waits for a server's question goes on across the page's reruns).
+        path = _Path(self.messages, self.message_ids, self.siblings)
 
         def events() -> Iterator[AgentEvent]:
             for event in run_agent(history, prompt):
@@ -194,9 +207,9 @@ class ChatSession:
                     estimated = False
                     if isinstance(event.message, AssistantMessage | AssistantMessageToolCall):
                         system_prompt = self.conversation.system_prompt if self.conversation else ""
-                        estimated = estimate_stopped_usage(event.message, self.messages, system_prompt, model)
+                        estimated = estimate_stopped_usage(event.message, path.messages, system_prompt, model)
                         _price(event.message, model)
-                    self._save(conversation_id, event.message, model, estimated)
+                    self._save(conversation_id, event.message, model, estimated, into=path)
                 yield event
 
         return events()

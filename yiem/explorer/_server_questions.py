@@ -129,6 +129,14 @@ class ServerQuestions:
             with self._lock:
                 self._open.pop(question.id, None)
 
+    def withdraw(self, reason: str) -> None:
+        """Answer every open question as a person who left would: forms cancelled, sampling refused."""
+        for question in self.pending():
+            if question.kind == "elicitation":
+                question.answer(ElicitationResult(action="cancel"))
+            else:
+                question.refuse(reason)
+
     def pending(self, server: str | None = None) -> list[ServerQuestion]:
         """Open questions, oldest first (of one server when `server` is given)."""
         with self._lock:
