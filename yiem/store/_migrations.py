@@ -209,6 +209,13 @@ def _migrate_14_to_15(conn: Connection) -> None:
         conn.execute(text("ALTER TABLE usage ADD COLUMN source TEXT"))
 
 
+def _migrate_15_to_16(conn: Connection) -> None:
+    # Version 16 charges usage rows to an MCP tool or server (usage.tool): the Costs page's
+    # spending per tool call. Steps that make usage from today's metadata may have added it already.
+    if "tool" not in {c["name"] for c in inspect(conn).get_columns("usage")}:
+        conn.execute(text("ALTER TABLE usage ADD COLUMN tool TEXT"))
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
@@ -224,6 +231,7 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     12: _migrate_12_to_13,
     13: _migrate_13_to_14,
     14: _migrate_14_to_15,
+    15: _migrate_15_to_16,
 }
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 
