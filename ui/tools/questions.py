@@ -17,6 +17,7 @@ from yiem.explorer import (
     ServerQuestions,
     ToolForm,
     UnusableSchemaError,
+    count_sampling,
     model_hints,
     sample_reply,
     sampling_messages,
@@ -173,17 +174,7 @@ def _edited(request: SamplingRequest, system: str, texts: list[str], max_tokens:
 
 
 def _count_usage(server: str, request: SamplingRequest, reply: AnyAssistantMessage, model: LlmModel) -> None:
-    """The reply's usage goes to the Costs page under a conversation named for the server."""
-    store = st.session_state["store"]
+    """The reply's usage goes to the Costs page under the server (a conversation named for it)."""
     conversations: dict[str, str] = st.session_state.setdefault("tools-sampling-conversations", {})
-    conversation_id = conversations.get(server)
-    if conversation_id is None or not store.exists(conversation_id):
-        conversation_id = store.create(
-            title=f"MCP sampling · {server}", provider=model.provider, model=model.id
-        ).id
-        conversations[server] = conversation_id
-    # Only the reply is a model's answer: the server's own assistant turns would count as requests.
-    for message in sampling_messages(request):
-        if message.role == "user":
-            store.append_message(conversation_id, message)
-    store.append_message(conversation_id, reply, model)
+    store = st.session_state["store"]
+    conversations[server] = count_sampling(store, server, request, reply, model, conversations.get(server))

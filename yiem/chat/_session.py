@@ -138,7 +138,12 @@ class ChatSession:
         path = _Path(self.messages, self.message_ids, self.siblings) if into is None else into
         parent = path.ids[-1] if path.ids else None
         stored = self.store.add_message(
-            conversation_id, message, model, parent_id=parent, usage_estimated=estimated
+            conversation_id,
+            message,
+            model,
+            parent_id=parent,
+            usage_estimated=estimated,
+            tool=charged_tools(path.messages),
         )
         path.messages.append(message)
         path.ids.append(stored.id)
@@ -336,6 +341,19 @@ class ChatSession:
         )
         self.open(conversation.id)
         return conversation
+
+
+def charged_tools(history: Sequence[AgentMessage]) -> str | None:
+    """The tools a request after `history` is charged to (`usage.tool`): those whose results end it.
+
+    A tool's result is read by the model in the next request, so that request's tokens are its
+    cost; several results of one turn charge it to all of them together ("a, b")."""
+    names: set[str] = set()
+    for message in reversed(history):
+        if not isinstance(message, ToolResultMessage):
+            break
+        names.add(message.tool_name)
+    return ", ".join(sorted(names)) or None
 
 
 def _price(message: AssistantMessage | AssistantMessageToolCall, model: LlmModel) -> None:
