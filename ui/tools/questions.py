@@ -113,11 +113,13 @@ def draw_agreed_links() -> None:
 def _draw_sampling(question: ServerQuestion) -> None:
     request = question.sampling
     prefix = f"sample:{question.id}"
-    settings = bootstrap.settings()
+    chat_settings = bootstrap.settings()
+    settings = chat_settings.for_sampling()
+    whose = "the chat's model" if not chat_settings.sampling_model_id else "chosen for sampling"
     st.markdown(f":material/smart_toy: **{question.server} asks to use your model**")
     st.caption(
         f"{model_hints(request)} · up to {request.max_tokens} tokens · answered by "
-        f"`{settings.model_id or settings.provider}` (the chat's model, set in Settings)"
+        f"`{settings.model_id or settings.provider}` ({whose}, set in the Chat page's Settings)"
     )
     system = st.text_area("System prompt", request.system_prompt or "", key=f"{prefix}:system")
     texts = []
