@@ -96,3 +96,28 @@ def test_a_chat_tool_s_question_is_answered_inline_and_the_run_goes_on(
     sent = asking_model.requests[-1]["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "tool"]
     assert "Grace Hopper" in json.dumps(sent[2]["content"])
+
+
+def test_stop_while_a_question_is_open_ends_the_run(
+    app_with_everything: StreamlitApp, asking_model: AskingModel, page: Any
+) -> None:
+    page.goto(app_with_everything.url)
+    page.locator('[data-testid="stChatInputTextArea"]').wait_for()
+    _use_model_and_tool(page, asking_model, TOOL)
+
+    _send(page, "Ask me for my details, please.")
+    page.get_by_text("everything asks:").wait_for(timeout=60_000)
+    # Streamlit stops the script for a Stop as for a click; no page run takes the run up, so it ends.
+    page.locator('[data-testid="stChatInputStopButton"]').click()
+    expect(page.get_by_text("everything asks:")).to_have_count(0, timeout=60_000)
+    _wait_idle(page)
+    conversation_id = page.url.split("?c=")[1].split("&")[0]
+    store = ConversationStore(create_store_engine(app_with_everything.database_url))
+    saved = store.load_messages(conversation_id)
+    assert [m.role for m in saved][:3] == ["user", "assistant", "toolResult"], app_with_everything.log()
+    result = saved[2]
+    assert isinstance(result, ToolResultMessage)
+    words = " ".join(b.text for b in result.content if isinstance(b, TextContent))
+    assert "Grace" not in words and ("cancel" in words.lower() or "aborted" in words.lower()), words
+    assert len(asking_model.requests) == 1  # the run went no further
+    assert [m.role for m in store.load_messages(conversation_id)] == [m.role for m in saved]  # it has ended
