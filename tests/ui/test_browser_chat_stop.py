@@ -122,8 +122,8 @@ def _wait_idle(page: Any, timeout: float = 60_000) -> None:
     page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=timeout)
 
 
-def _use_model_and_tool(page: Any, model: ToolCallingModel) -> None:
-    """In the sidebar's Settings: OpenAI's API at the scripted server's URL, and the long tool on.
+def _use_model_and_tool(page: Any, model: ToolCallingModel, tool: str = TOOL) -> None:
+    """In the sidebar's Settings: OpenAI's API at the scripted server's URL, and `tool` on.
 
     Each change is done once the run it causes has ended: that run draws the widgets the next step
     uses, and a prompt typed while it runs is lost when the chat input is drawn again.
@@ -141,11 +141,11 @@ def _use_model_and_tool(page: Any, model: ToolCallingModel) -> None:
         expect(field).to_have_value(value)
     tools = sidebar.get_by_role("combobox", name=re.compile("Tools the model may call"))
     tools.click()
-    tools.press_sequentially(TOOL)  # the list is long; typing filters it
+    tools.press_sequentially(tool)  # the list is long; typing filters it
     with script_run(page):
-        page.get_by_role("option", name=TOOL).first.click()
+        page.get_by_role("option", name=tool).first.click()
     page.keyboard.press("Escape")
-    expect(sidebar.get_by_role("button", name=f"Remove {TOOL}")).to_be_visible()  # chosen
+    expect(sidebar.get_by_role("button", name=f"Remove {tool}")).to_be_visible()  # chosen
 
 
 def _send(page: Any, text: str) -> None:

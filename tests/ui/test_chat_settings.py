@@ -61,3 +61,19 @@ def test_the_embedded_model_is_sent_no_tools_and_the_page_says_so(db_url: str) -
     notes = [c.value for c in at.caption if "cannot call tools" in c.value]
     assert notes and "sent without" in notes[0], [c.value for c in at.caption]
     assert not at.error
+
+
+def test_the_model_for_mcp_sampling_is_chosen_in_settings(db_url: str) -> None:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at.sidebar.selectbox(key="set-provider").set_value("openai").run()
+    settings = at.session_state["settings"]
+    # By default the chat's model answers a server's sampling request.
+    assert settings.sampling_model_id == "" and settings.for_sampling().model_id == settings.model_id
+    at.sidebar.text_input(key="set-sampling-openai").set_value(" gpt-4.1-nano ").run()
+    assert not at.exception, at.exception
+    settings = at.session_state["settings"]
+    assert settings.for_sampling().model_id == "gpt-4.1-nano"
+    assert settings.model_id != "gpt-4.1-nano" and settings.for_sampling().provider == "openai"
+    # Another provider starts again from its chat model.
+    at.sidebar.selectbox(key="set-provider").set_value("anthropic").run()
+    assert at.session_state["settings"].sampling_model_id == ""

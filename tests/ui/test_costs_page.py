@@ -202,3 +202,26 @@ def test_compare_page_filter_is_shared_by_url(known_usage: Engine, costs_page: A
     page.selectbox(key="source_pick").select_index(0).run()
     assert "source" not in page.query_params
     assert metrics(page)["Requests"][0] == "6"
+
+
+def test_spending_per_tool_call_has_its_tab(known_usage: Engine, costs_page: Any) -> None:
+    when = utc_ms("2026-10-25T12:00:00")
+    with known_usage.begin() as conn:
+        conn.execute(
+            insert(usage),
+            [
+                usage_row(created_ms=when, input_tokens=100, cost_input=0.003, tool="time__now", source=None),
+                usage_row(created_ms=when + 1, cost_output=0.001, tool="everything", source="mcp-sampling"),
+            ],
+        )
+    from ui.costs.filters import source_names
+
+    source_names.clear()  # its choices are cached for 30 s
+    page = paris_view(costs_page)
+    assert not page.exception
+    (by_tool,) = [df.value for df in page.dataframe if "Tool call" in df.value.columns]
+    assert list(by_tool["Tool call"]) == ["time__now", "Sampling for everything"]
+    assert list(by_tool["Requests"]) == [1, 1]
+    assert round(by_tool["Cost"].iloc[0], 6) == 0.003
+    # The sampling rows are also one of the page filter's choices.
+    assert page.selectbox(key="source_pick").options == ["Every page", "MCP servers' sampling"]

@@ -86,12 +86,14 @@ def test_sampling_is_approved_answered_by_the_model_edited_and_counted(
     with engine.connect() as conn:
         rows = conn.execute(
             text(
-                "SELECT u.output_tokens FROM usage u JOIN conversations c ON c.id = u.conversation_id "
-                "WHERE c.title = 'MCP sampling · everything'"
+                "SELECT u.output_tokens, u.source, u.tool FROM usage u "
+                "JOIN conversations c ON c.id = u.conversation_id WHERE c.title = 'MCP sampling · everything'"
             )
         ).all()
     engine.dispose()
     assert len(rows) == 1 and rows[0][0] > 0
+    # Counted under the server: the Costs page's "By tool call" and its sampling filter show it.
+    assert tuple(rows[0][1:]) == ("mcp-sampling", "everything")
 
 
 def test_url_elicitation_is_agreed_then_the_link_offered(

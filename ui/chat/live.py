@@ -16,6 +16,7 @@ from ui.chat import budget as chat_budget
 from ui.chat import history
 from ui.chat import settings as chat_settings
 from ui.chat import unsent as chat_unsent
+from ui.chat.questions import InlineQuestions, ParkedRun, ParkedRuns, inline_questions, parked_runs
 from yiem.chat import BackgroundEvents, ChatSession, Quiet, reply_caption, safe_markdown
 from yiem.events import (
     AgentEndEvent,
@@ -121,9 +122,10 @@ def _draw_reply(events: Iterator[AgentEvent | Quiet]) -> None:
         st.caption(reply_caption(live.ended))
 
 
-def _draw_run(events: Iterator[AgentEvent | Quiet]) -> str | None:
+def _draw_run(events: Iterator[AgentEvent | Quiet], inline: InlineQuestions) -> str | None:
     """Draw the run as it happens; returns the loop's own error (one no reply carries), if any."""
     container: Any = None
+    inline.begin()
     notice: str | None = None
     running: dict[str, _RunningTool] = {}
     waiting: Any = st.empty()  # "Waiting for the model…" where the next reply will appear
@@ -132,7 +134,10 @@ def _draw_run(events: Iterator[AgentEvent | Quiet]) -> str | None:
             # Each wake-up redraws something, which is also where Streamlit raises a pending Stop.
             for tool in running.values():
                 tool.redraw()
-            if not running:
+            inline.redraw(container)  # a server's question to the person, while its tool waits
+            if inline.waiting:
+                waiting.caption("Waiting for your answer to the question below…")
+            elif not running:
                 waiting.caption(_waiting_text(event))
         elif isinstance(event, TurnStartEvent):
             waiting = st.empty()
@@ -184,7 +189,7 @@ def _draw_run(events: Iterator[AgentEvent | Quiet]) -> str | None:
 
 
 @st.fragment(run_every=1)
-def _redraw_when_interrupted(outcome: dict[str, bool]) -> None:
+def _redraw_when_interrupted(outcome: dict[str, bool], run: ParkedRun) -> None:
     # After a Stop the script cannot draw what the stopped run saved (the aborted tool results, the
     # "Stopped" note), so the page would keep showing a running tool. This fragment, drawn during
     # the run, ticks on after it; the tick after a Stop redraws the page from the store. A run that
@@ -192,6 +197,19 @@ def _redraw_when_interrupted(outcome: dict[str, bool]) -> None:
     if outcome["interrupted"]:
         outcome["interrupted"] = False
         st.rerun(scope="app")
+    if parked_runs().take(run) is not None:
+        # Parked while a server asked, and no page run took it up: that was a Stop, not a click
+        # (Streamlit stops the script alike for both), so the run ends as a Stop ends it.
+        _end(run, "Stopped by the user")
+        st.rerun(scope="app")
+
+
+def _end(run: ParkedRun, reason: str) -> None:
+    """Abort the run and wait until it has saved what it has (its open questions are cancelled)."""
+    run.inline.questions.withdraw("The chat's run was stopped.")
+    run.agent.abort(reason)
+    for _event in run.events:
+        pass
 
 
 def run(chat: ChatSession, prompt: UserMessage, show_in_url: Callable[[], None]) -> None:
@@ -227,10 +245,40 @@ def run(chat: ChatSession, prompt: UserMessage, show_in_url: Callable[[], None])
     # The loop runs (and saves each message as it ends) in a worker thread. Streamlit raises a Stop
     # only inside an `st` call of this thread, so this thread must wake while a tool runs quietly.
     events = BackgroundEvents(chat.answer(run_agent, model), interval=WAKE_SECONDS)
-    outcome = {"interrupted": False}
-    _redraw_when_interrupted(outcome)
+    conversation_id = chat.conversation_id or ""
+    _follow(chat, ParkedRun(conversation_id, prompt, events, agent, model, inline_questions()))
+
+
+def resume(chat: ChatSession) -> None:
+    """Go on drawing a run parked across a rerun (see ui.chat.questions); one of another
+    conversation (the person opened it meanwhile) is stopped, keeping what it saved."""
+    parked = parked_runs().take()
+    if parked is None:
+        return
+    if parked.conversation_id != chat.conversation_id:
+        _end(parked, "Stopped: another conversation was opened")
+        return
+    _follow(chat, parked)
+
+
+def _follow(chat: ChatSession, run: ParkedRun) -> None:
+    """Draw `run` to its end, then rerun the page; a Stop or a fault ends it, keeping what it saved."""
+    outcome = run.outcome
+    parked = parked_runs()  # taken now: while Streamlit interrupts, session state is out of reach
+    _redraw_when_interrupted(outcome, run)
+    with parked.drawing(run):
+        notice = _draw_and_catch(chat, run, parked)
+    if notice:
+        st.session_state["yiem_notice"] = notice
+    chat_agent.start_title(run.agent, run.model)  # in the background: the sidebar shows it on a later rerun
+    # Draw the page again from the store: the sidebar, the history and its buttons now include this run.
+    st.rerun()
+
+
+def _draw_and_catch(chat: ChatSession, run: ParkedRun, parked: ParkedRuns) -> str | None:
+    events, agent, prompt, outcome = run.events, run.agent, run.prompt, run.outcome
     try:
-        notice = _draw_run(events)
+        return _draw_run(events, run.inline)
     except StoreError as error:
         # A reply could not be saved (database locked, deleted conversation, damaged file): the run
         # ends, and the page says so instead of crashing.
@@ -252,17 +300,13 @@ def run(chat: ChatSession, prompt: UserMessage, show_in_url: Callable[[], None])
             "What was saved is shown above; you can send again or press Regenerate."
         )
         st.rerun()
-    except BaseException:
+    except BaseException as interruption:
+        if run.inline.keeps_running(interruption):
+            parked.park(run)  # a server waits for the person's answer: the next run goes on drawing
+            raise
         # Streamlit's Stop or a rerun (BaseExceptions): abort the model and drain the loop so the
         # partial reply and every tool result are saved, then let Streamlit carry on stopping.
         # Nothing here may touch `st` (not even session state): while stopping, every call raises again.
-        agent.abort("Stopped by the user")
-        for _event in events:
-            pass
+        _end(run, "Stopped by the user")
         outcome["interrupted"] = True
         raise
-    if notice:
-        st.session_state["yiem_notice"] = notice
-    chat_agent.start_title(agent, model)  # in the background: the sidebar shows it on a later rerun
-    # Draw the page again from the store: the sidebar, the history and its buttons now include this run.
-    st.rerun()

@@ -123,6 +123,7 @@ def draw() -> None:
                     "base_url": starting_base_url(provider, bootstrap.secret),
                     "model_id": DEFAULT_MODELS.get(provider, ""),
                     "api_key": "",
+                    "sampling_model_id": "",
                 }
             )
         if provider == LOCAL:
@@ -161,7 +162,16 @@ def draw() -> None:
                 )
             else:  # the server gave no list and the catalogue knows none: the id is typed
                 model_id = st.text_input("Model id", value=settings.model_id, key=f"set-model-id-{provider}")
-            settings = settings.model_copy(update={"model_id": (model_id or "").strip()})
+            sampling = st.text_input(
+                "Model for MCP servers' sampling (empty: the chat's)",
+                value=settings.sampling_model_id,
+                key=f"set-sampling-{provider}",
+                help="Answers a server's sampling request once you approve it on the Tools page; "
+                "its cost is counted on the Costs page under that server.",
+            )
+            settings = settings.model_copy(
+                update={"model_id": (model_id or "").strip(), "sampling_model_id": sampling.strip()}
+            )
         system_prompt = st.text_area("System prompt", value=settings.system_prompt, key="set-system")
         use_default = st.checkbox(
             "Provider's default temperature", value=settings.temperature is None, key="set-temp-default"

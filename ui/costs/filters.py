@@ -47,7 +47,7 @@ def source_names(url: str, owner: str | None) -> list[str]:
     return costs.source_options(store_engine(url), owner)
 
 
-_SOURCE_LABELS = {None: "Every page", "compare": "Compare page"}
+_SOURCE_LABELS = {None: "Every page", "compare": "Compare page", "mcp-sampling": "MCP servers' sampling"}
 
 
 def _choose_source(slot: Any, names: list[str], current: str | None) -> str | None:

@@ -75,6 +75,19 @@ def draw_breakdown(
     )
 
 
+def draw_tool_calls(rows: list[costs.BreakdownRow]) -> None:
+    """Spending per MCP tool (the requests that read its results) and per server's sampling."""
+    st.caption(
+        "A tool call's cost is the request that carried its result back to the model (a turn that "
+        "ran several tools is charged to them together); a server's sampling is what your model "
+        "spent answering it. The requests that asked for the tools are not counted here."
+    )
+    if not rows:
+        st.info("No request in these filters followed a tool call or answered a server's sampling request.")
+        return
+    draw_breakdown(rows, "Tool call", "tool")
+
+
 def draw_models_table(rows: list[costs.BreakdownRow]) -> None:
     """The breakdown by model, with each model's provider beside its name."""
     providers = [r.key.split("/", 1)[0] for r in rows]

@@ -106,3 +106,4 @@ if pending is not None:
     chat_context.refuse_if_full(chat, pending)  # a send that does not fit goes back into the input
     chat_documents.sent()
     live.run(chat, pending, _show_conversation_in_url)
+live.resume(chat)  # a run whose tool waits for the person's answer goes on (ui.chat.questions)

@@ -16,7 +16,13 @@ from ui.costs.charts import draw_charts
 from ui.costs.empty import draw_empty_store
 from ui.costs.filters import choose_conversation, read_view
 from ui.costs.headline import draw_headline
-from ui.costs.tables import draw_breakdown, draw_conversations_table, draw_models_table, draw_prices
+from ui.costs.tables import (
+    draw_breakdown,
+    draw_conversations_table,
+    draw_models_table,
+    draw_prices,
+    draw_tool_calls,
+)
 from yiem import costs
 from yiem.providers.catalog import ModelsFileError, get_model
 from yiem.store import database_url
@@ -49,6 +55,7 @@ if now.requests == 0:
     st.info("No requests match these filters in this period. Widen the period or clear a filter.")
     st.stop()
 model_rows = data.summary.breakdown("model")
+tool_rows = costs.tool_costs(engine, usage_filter)  # charged to MCP tools and servers (usage.tool)
 top = [r for r in data.top_conversations if view.conversation in (None, r.conversation_id)]
 top = top[:TOP_CONVERSATIONS] if top else costs.top_conversations(engine, usage_filter, 1)
 price_error: ModelsFileError | None = None
@@ -66,8 +73,8 @@ if data.estimated_requests:
         "tokens and cost are estimates (the `estimated` column of the CSV)."
     )
 draw_charts(data.summary, view.tz)
-names = ["By model", "By provider", "By conversation", "By stop reason", "Prices"]
-by_model, by_provider, by_conversation, by_stop, prices, *by_person = st.tabs(
+names = ["By model", "By provider", "By conversation", "By tool call", "By stop reason", "Prices"]
+by_model, by_provider, by_conversation, by_tool, by_stop, prices, *by_person = st.tabs(
     [*names, "By person"] if team else names, default="By person" if team else None
 )
 with by_model:
@@ -76,6 +83,8 @@ with by_provider:
     draw_breakdown(data.summary.breakdown("provider"), "Provider", "provider")
 with by_conversation:
     draw_conversations_table(top, TOP_CONVERSATIONS)
+with by_tool:
+    draw_tool_calls(tool_rows)
 with by_stop:
     draw_breakdown(data.summary.breakdown("stop_reason"), "Stop reason", "stop_reason")
 with prices:

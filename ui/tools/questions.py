@@ -17,6 +17,7 @@ from yiem.explorer import (
     ServerQuestions,
     ToolForm,
     UnusableSchemaError,
+    count_sampling,
     model_hints,
     sample_reply,
     sampling_messages,
@@ -49,11 +50,16 @@ def draw_questions(server: str) -> None:
     st.session_state[DRAWN] = {question.id for question in pending}
     for question in pending:
         with st.container(border=True, key=f"tools-question-{question.id}"):
-            if question.kind == "elicitation":
-                _draw_elicitation(question)
-            else:
-                _draw_sampling(question)
-    _draw_agreed_links()
+            draw_question(question)
+    draw_agreed_links()
+
+
+def draw_question(question: ServerQuestion) -> None:
+    """One question with the buttons that answer it (the Tools page's, and Chat's while a tool waits)."""
+    if question.kind == "elicitation":
+        _draw_elicitation(question)
+    else:
+        _draw_sampling(question)
 
 
 def _draw_elicitation(question: ServerQuestion) -> None:
@@ -93,7 +99,8 @@ def _answer(question: ServerQuestion, result: ElicitationResult) -> None:
     st.rerun()
 
 
-def _draw_agreed_links() -> None:
+def draw_agreed_links() -> None:
+    """The links the person agreed to open, each until they say they are done."""
     urls: list[str] = st.session_state.get(_AGREED_URLS, [])
     for index, url in enumerate(list(urls)):
         cols = st.columns([4, 1], vertical_alignment="center")
@@ -106,11 +113,13 @@ def _draw_agreed_links() -> None:
 def _draw_sampling(question: ServerQuestion) -> None:
     request = question.sampling
     prefix = f"sample:{question.id}"
-    settings = bootstrap.settings()
+    chat_settings = bootstrap.settings()
+    settings = chat_settings.for_sampling()
+    whose = "the chat's model" if not chat_settings.sampling_model_id else "chosen for sampling"
     st.markdown(f"**{question.server} asks to use your model**")
     st.caption(
         f"{model_hints(request)} · up to {request.max_tokens} tokens · answered by "
-        f"`{settings.model_id or settings.provider}` (the chat's model, set in Settings)"
+        f"`{settings.model_id or settings.provider}` ({whose}, set in the Chat page's Settings)"
     )
     system = st.text_area("System prompt", request.system_prompt or "", key=f"{prefix}:system")
     texts = []
@@ -167,17 +176,7 @@ def _edited(request: SamplingRequest, system: str, texts: list[str], max_tokens:
 
 
 def _count_usage(server: str, request: SamplingRequest, reply: AnyAssistantMessage, model: LlmModel) -> None:
-    """The reply's usage goes to the Costs page under a conversation named for the server."""
-    store = st.session_state["store"]
+    """The reply's usage goes to the Costs page under the server (a conversation named for it)."""
     conversations: dict[str, str] = st.session_state.setdefault("tools-sampling-conversations", {})
-    conversation_id = conversations.get(server)
-    if conversation_id is None or not store.exists(conversation_id):
-        conversation_id = store.create(
-            title=f"MCP sampling · {server}", provider=model.provider, model=model.id
-        ).id
-        conversations[server] = conversation_id
-    # Only the reply is a model's answer: the server's own assistant turns would count as requests.
-    for message in sampling_messages(request):
-        if message.role == "user":
-            store.append_message(conversation_id, message)
-    store.append_message(conversation_id, reply, model)
+    store = st.session_state["store"]
+    conversations[server] = count_sampling(store, server, request, reply, model, conversations.get(server))

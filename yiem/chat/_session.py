@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from yiem.budgets import BudgetCheck, BudgetGuard
 from yiem.chat._setup import ChatSetup
@@ -46,6 +46,14 @@ def user_message(text: str, images: Sequence[ImageContent] = ()) -> UserMessage:
     """The user's prompt as a message: its text (any secret the server knows masked: it is shown, stored
     and sent to the model) and any attached images."""
     return UserMessage.from_text(redact(text), images)
+
+
+class _Path(NamedTuple):
+    """A conversation's chosen path as one run appends to it: messages, stored ids, alternatives."""
+
+    messages: list[AgentMessage]
+    ids: list[int]
+    siblings: list[tuple[int, ...]]
 
 
 class ChatSession:
@@ -138,23 +146,31 @@ class ChatSession:
         message: AgentMessage,
         model: LlmModel | None = None,
         estimated: bool = False,
+        into: _Path | None = None,
     ) -> None:
+        path = _Path(self.messages, self.message_ids, self.siblings) if into is None else into
         if self.temporary:
             # Nothing of the chat is stored but what it cost; it keeps no alternatives to go back to.
             if isinstance(message, AssistantMessage | AssistantMessageToolCall):
-                self.store.record_usage(message, model, usage_estimated=estimated)
-            self.messages.append(message)
-            self.message_ids.append(-len(self.messages))
-            self.siblings.append((self.message_ids[-1],))
+                tool = charged_tools(path.messages)
+                self.store.record_usage(message, model, usage_estimated=estimated, tool=tool)
+            path.messages.append(message)
+            path.ids.append(-len(path.messages))
+            path.siblings.append((path.ids[-1],))
             self._next_siblings = ()
             return
-        parent = self.message_ids[-1] if self.message_ids else None
+        parent = path.ids[-1] if path.ids else None
         stored = self.store.add_message(
-            conversation_id, message, model, parent_id=parent, usage_estimated=estimated
+            conversation_id,
+            message,
+            model,
+            parent_id=parent,
+            usage_estimated=estimated,
+            tool=charged_tools(path.messages),
         )
-        self.messages.append(message)
-        self.message_ids.append(stored.id)
-        self.siblings.append((*self._next_siblings, stored.id))
+        path.messages.append(message)
+        path.ids.append(stored.id)
+        path.siblings.append((*self._next_siblings, stored.id))
         self._next_siblings = ()
 
     def _ensure_conversation(
@@ -207,6 +223,9 @@ class ChatSession:
             raise ChatSessionError("There is no message waiting for an answer.")
         conversation_id = self.conversation.id if self.conversation else ""
         history = self.messages[:-1]
+        # The run keeps to this conversation's path even if the person opens another one meanwhile
+        # (a run that waits for a server's question goes on across the page's reruns).
+        path = _Path(self.messages, self.message_ids, self.siblings)
 
         def events() -> Iterator[AgentEvent]:
             for event in run_agent(history, prompt):
@@ -216,9 +235,9 @@ class ChatSession:
                     estimated = False
                     if isinstance(event.message, AssistantMessage | AssistantMessageToolCall):
                         system_prompt = self.system_prompt
-                        estimated = estimate_stopped_usage(event.message, self.messages, system_prompt, model)
+                        estimated = estimate_stopped_usage(event.message, path.messages, system_prompt, model)
                         _price(event.message, model)
-                    self._save(conversation_id, event.message, model, estimated)
+                    self._save(conversation_id, event.message, model, estimated, into=path)
                 yield event
 
         return events()
@@ -362,6 +381,19 @@ class ChatSession:
         )
         self.open(conversation.id)
         return conversation
+
+
+def charged_tools(history: Sequence[AgentMessage]) -> str | None:
+    """The tools a request after `history` is charged to (`usage.tool`): those whose results end it.
+
+    A tool's result is read by the model in the next request, so that request's tokens are its
+    cost; several results of one turn charge it to all of them together ("a, b")."""
+    names: set[str] = set()
+    for message in reversed(history):
+        if not isinstance(message, ToolResultMessage):
+            break
+        names.add(message.tool_name)
+    return ", ".join(sorted(names)) or None
 
 
 def _price(message: AssistantMessage | AssistantMessageToolCall, model: LlmModel) -> None:

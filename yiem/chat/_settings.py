@@ -69,6 +69,12 @@ class ChatSettings(BaseModel):
     temperature: float | None = None
     max_tokens: int | None = None
     tool_execution: Literal["parallel", "sequential"] = "parallel"
+    # The model (of the same provider) that answers MCP servers' sampling requests; "": the chat's.
+    sampling_model_id: str = ""
+
+    def for_sampling(self) -> ChatSettings:
+        """These settings with the model chosen for MCP servers' sampling requests."""
+        return self.model_copy(update={"model_id": self.sampling_model_id or self.model_id})
 
 
 def register_server_secrets(

@@ -39,6 +39,7 @@ from yiem.costs._queries import (
     totals,
 )
 from yiem.costs._sql import counts_query
+from yiem.costs._tools import tool_costs
 
 __all__ = [
     "DAY_MS",
@@ -75,6 +76,7 @@ __all__ = [
     "period_range",
     "source_options",
     "summarize",
+    "tool_costs",
     "top_conversations",
     "totals",
 ]

@@ -29,7 +29,7 @@ from yiem.costs._periods import (
 )
 from yiem.costs._sql import counts_query, cube_query, per_conversation, read_counts, read_totals
 from yiem.identity import LOCAL_OWNER_ID
-from yiem.store import COMPARE_SOURCE, conversations, experiments, usage
+from yiem.store import COMPARE_SOURCE, SAMPLING_SOURCE, conversations, experiments, usage
 
 # Above this many requests a median is read from an evenly spread sample of them (by id), so the
 # page never pulls every latency out of the database; at or below it the median is exact.
@@ -275,7 +275,7 @@ def experiment_options(engine: Engine, owner: str | None = LOCAL_OWNER_ID) -> li
 def source_options(engine: Engine, owner: str | None = LOCAL_OWNER_ID) -> list[str]:
     """The pages other than Chat (usage.source) that made usage rows of `owner` (None: anyone's)."""
     found = []
-    for source in (COMPARE_SOURCE,):
+    for source in (COMPARE_SOURCE, SAMPLING_SOURCE):
         spent = exists().where(usage.c.source == source)  # a seek on ix_usage_source
         if owner is not None:
             spent = spent.where(usage.c.owner == owner)

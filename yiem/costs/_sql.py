@@ -36,7 +36,7 @@ def _priced_cost() -> ColumnElement[Any]:
     return func.sum(case((usage.c.price_known == true(), usage.c.cost_total), else_=0.0))
 
 
-def _sums(full: bool = False) -> list[ColumnElement[Any]]:
+def sum_columns(full: bool = False) -> list[ColumnElement[Any]]:
     """The aggregate columns of `Counts` (or of `Totals` when `full`)."""
     c = usage.c
     priced = c.price_known == true()
@@ -119,9 +119,8 @@ def _raw_hours(usage_filter: UsageFilter, full: bool) -> Select[Any]:
     """`usage_filter`'s requests summed per UTC hour and key, read from the usage table (ix_usage_hour)."""
     hour = _utc_hour()
     keys = [usage.c[name] for name in _KEYS]
-    return (
-        select(hour.label("hour"), *keys, *_sums(full)).where(*_in_hours(usage_filter)).group_by(hour, *keys)
-    )
+    query = select(hour.label("hour"), *keys, *sum_columns(full)).where(*_in_hours(usage_filter))
+    return query.group_by(hour, *keys)
 
 
 def _rollup_hours(usage_filter: UsageFilter, first: int, last: int, full: bool) -> Select[Any]:
@@ -177,7 +176,7 @@ def _raw_conversations(usage_filter: UsageFilter, edge: bool = False) -> Select[
     # beats sorting the period's rows even when the period is a small part of the table. A partial
     # edge hour is a sliver of the table: seek it by time instead.
     return (
-        select(usage.c.conversation_id, func.max(usage.c.created_ms).label("last_ms"), *_sums())
+        select(usage.c.conversation_id, func.max(usage.c.created_ms).label("last_ms"), *sum_columns())
         .where(usage_filter.where(time_index=edge))
         .group_by(usage.c.conversation_id)
     )
@@ -228,7 +227,7 @@ def cube_query(usage_filter: UsageFilter, spans: list[tuple[int, int]], size: in
     if hourly is None:
         keys = [usage.c[name] for name in _KEYS]
         bucket = _local_bucket(spans, size).label("bucket")
-        return select(bucket, *keys, *_sums()).where(usage_filter.where()).group_by(bucket, *keys)
+        return select(bucket, *keys, *sum_columns()).where(usage_filter.where()).group_by(bucket, *keys)
     bucket = _local_bucket(spans, size, hourly.c.hour * HOUR_MS).label("bucket")
     outer_keys = [hourly.c[name] for name in _KEYS]
     sums = [func.sum(hourly.c[name]).label(name) for name in Counts.model_fields]
@@ -239,6 +238,6 @@ def counts_query(usage_filter: UsageFilter, full: bool = False) -> Select[Any]:
     """One ungrouped row of `Counts` (or `Totals` when `full`), from usage_hourly where it can."""
     hourly = _hourly(usage_filter, full)
     if hourly is None:
-        return select(*_sums(full)).where(usage_filter.where())
+        return select(*sum_columns(full)).where(usage_filter.where())
     fields = Totals.model_fields if full else Counts.model_fields
     return select(*(func.sum(hourly.c[name]).label(name) for name in fields))

@@ -47,6 +47,7 @@ from yiem.explorer._server_events import (
 from yiem.explorer._server_questions import (
     ServerQuestion,
     ServerQuestions,
+    count_sampling,
     model_hints,
     sample_reply,
     sampling_messages,
@@ -99,6 +100,7 @@ __all__ = [
     "chat_tool_name",
     "check_server_name",
     "check_structured_content",
+    "count_sampling",
     "describe_error",
     "duration_words",
     "entry_summary",

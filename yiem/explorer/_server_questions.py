@@ -23,6 +23,7 @@ from yiem.mcp import (
     SamplingRequest,
     SamplingResult,
 )
+from yiem.store import SAMPLING_SOURCE, ConversationStore
 from yiem.types import (
     AgentContext,
     AgentMessage,
@@ -129,6 +130,14 @@ class ServerQuestions:
             with self._lock:
                 self._open.pop(question.id, None)
 
+    def withdraw(self, reason: str) -> None:
+        """Answer every open question as a person who left would: forms cancelled, sampling refused."""
+        for question in self.pending():
+            if question.kind == "elicitation":
+                question.answer(ElicitationResult(action="cancel"))
+            else:
+                question.refuse(reason)
+
     def pending(self, server: str | None = None) -> list[ServerQuestion]:
         """Open questions, oldest first (of one server when `server` is given)."""
         with self._lock:
@@ -202,3 +211,26 @@ def model_hints(request: SamplingRequest) -> str:
         if isinstance(prefs.get(key), int | float):
             words.append(f"{name} {prefs[key]:g}")
     return "; ".join(words) or "no model preferences"
+
+
+def count_sampling(
+    store: ConversationStore,
+    server: str,
+    request: SamplingRequest,
+    reply: AnyAssistantMessage,
+    model: LlmModel,
+    conversation_id: str | None = None,
+) -> str:
+    """Save a sampling reply where the Costs page counts it: source `mcp-sampling`, charged to
+    `server`, in a conversation named for the server (`conversation_id`, made when missing)."""
+    sampling = ConversationStore(store.engine, store.owner, source=SAMPLING_SOURCE)
+    if conversation_id is None or not sampling.exists(conversation_id):
+        conversation_id = sampling.create(
+            title=f"MCP sampling · {server}", provider=model.provider, model=model.id
+        ).id
+    # Only the reply is a model's answer: the server's own assistant turns would count as requests.
+    for message in sampling_messages(request):
+        if message.role == "user":
+            sampling.append_message(conversation_id, message)
+    sampling.append_message(conversation_id, reply, model, tool=server)
+    return conversation_id

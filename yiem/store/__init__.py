@@ -28,7 +28,7 @@ from yiem.store._schema import (
     usage_hourly,
 )
 from yiem.store._sign_in_tables import mcp_sign_ins
-from yiem.store._usage_rows import usage_row
+from yiem.store._usage_rows import SAMPLING_SOURCE, usage_row
 
 __all__ = [
     "COMPARE_SOURCE",
@@ -37,6 +37,7 @@ __all__ = [
     "LEAF",
     "MATCH_END",
     "MATCH_START",
+    "SAMPLING_SOURCE",
     "SCHEMA_VERSION",
     "USAGE_HOUR_EXPRESSION",
     "Conversation",

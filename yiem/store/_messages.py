@@ -121,12 +121,14 @@ class MessageMethods:
         *,
         parent_id: int | Literal["leaf"] | None = LEAF,
         usage_estimated: bool = False,
+        tool: str | None = None,
     ) -> StoredMessage:
         """Save one finished message after `parent_id` (with a usage row if it is a reply); it ends the path.
 
         A sibling of an existing message is an alternative (regenerate, edit). `usage_estimated`
-        marks the reply's tokens as an estimate (a reply stopped mid-stream). The message, its usage
-        and the conversation's `updated` time are one transaction.
+        marks the reply's tokens as an estimate (a reply stopped mid-stream); `tool` charges its
+        usage to an MCP tool or server (`usage.tool`). The message, its usage and the conversation's
+        `updated` time are one transaction.
         """
         # No secret the server knows is ever written (a provider may echo a key in its error).
         data = redact(message.to_json())
@@ -180,6 +182,7 @@ class MessageMethods:
                                 **usage_row(message, model, conversation_id, usage_estimated),
                                 owner=self.owner,
                                 source=self.source,
+                                tool=tool,
                             )
                         )
                 return StoredMessage(id=new_id, position=position)
@@ -195,6 +198,7 @@ class MessageMethods:
         conversation_id: str | None = None,
         *,
         usage_estimated: bool = False,
+        tool: str | None = None,
     ) -> None:
         """Save the usage row of a reply that is not stored as a message (a temporary chat's, a title's)."""
         with self.engine.begin() as conn:
@@ -203,6 +207,7 @@ class MessageMethods:
                     **usage_row(message, model, conversation_id, usage_estimated),
                     owner=self.owner,
                     source=self.source,
+                    tool=tool,
                 )
             )
 
@@ -213,9 +218,12 @@ class MessageMethods:
         model: LlmModel | None = None,
         *,
         usage_estimated: bool = False,
+        tool: str | None = None,
     ) -> int:
         """Save one finished message at the end of the chosen path (`add_message`); returns its position."""
-        return self.add_message(conversation_id, message, model, usage_estimated=usage_estimated).position
+        return self.add_message(
+            conversation_id, message, model, usage_estimated=usage_estimated, tool=tool
+        ).position
 
     def load_path(self, conversation_id: str) -> MessagePath:
         """The chosen path, as typed messages with their ids and alternatives (only the path is parsed)."""

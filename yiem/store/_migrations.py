@@ -221,6 +221,13 @@ def _migrate_16_to_17(conn: Connection) -> None:
     install_message_search(conn)
 
 
+def _migrate_17_to_18(conn: Connection) -> None:
+    # Version 18 charges usage rows to an MCP tool or server (usage.tool): the Costs page's
+    # spending per tool call. Steps that make usage from today's metadata may have added it already.
+    if "tool" not in {c["name"] for c in inspect(conn).get_columns("usage")}:
+        conn.execute(text("ALTER TABLE usage ADD COLUMN tool TEXT"))
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
@@ -238,6 +245,7 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     14: _migrate_14_to_15,
     15: _migrate_15_to_16,
     16: _migrate_16_to_17,
+    17: _migrate_17_to_18,
 }
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 

@@ -142,11 +142,16 @@ usage = Table(
     # Which page made the row when it is not Chat (schema 12): "compare" for the Compare page's
     # columns, so the Costs page can show that spend apart; NULL for Chat and experiments.
     Column("source", Text, nullable=True),
+    # What the request is charged to beyond its conversation (schema 16): in Chat, the tools whose
+    # results it carried to the model ("a, b" for several); for a server's sampling request, that
+    # server (source "mcp-sampling"). NULL otherwise.
+    Column("tool", Text, nullable=True),
     owner_column(),
     Index("ix_usage_created", "created_ms"),
     Index("ix_usage_owner_created", "owner", "created_ms"),  # one person's first and last request
     Index("ix_usage_experiment", "experiment_id", "run_id"),
     Index("ix_usage_source", "source", "created_ms"),
+    Index("ix_usage_tool", "tool", "created_ms"),  # the Costs page's spending per tool call
     # The few estimated rows, in time order: the Costs page counts them without reading the rest.
     Index(
         "ix_usage_estimated",

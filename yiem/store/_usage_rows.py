@@ -7,6 +7,10 @@ from typing import Any
 from yiem.redaction import redact
 from yiem.types import AssistantMessage, AssistantMessageToolCall, LlmModel, replace_lone_surrogates
 
+# `usage.source` of the replies a person's model wrote for an MCP server's sampling request; their
+# `usage.tool` names the server (schema 18).
+SAMPLING_SOURCE = "mcp-sampling"
+
 
 def usage_row(
     message: AssistantMessage | AssistantMessageToolCall,
