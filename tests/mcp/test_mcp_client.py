@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -50,6 +51,16 @@ def test_stdio_stderr_is_kept(everything_stdio: StdioServer) -> None:
         while "Starting default (STDIO) server" not in client.stderr and time.monotonic() < deadline:
             time.sleep(0.01)
         assert "Starting default (STDIO) server" in client.stderr
+
+
+def test_a_stdio_server_runs_in_its_own_session(everything_stdio: StdioServer) -> None:
+    # As the SDK starts servers: a Ctrl-C in the app's terminal is not the server's, and a busy
+    # machine's scheduler gives it its own CPU share (node then starts in half the time).
+    with McpClient.stdio(everything_stdio.command, everything_stdio.args) as client:
+        client.ping()
+        pid = client.transport.pid
+        assert pid is not None
+        assert os.getsid(pid) == pid != os.getsid(0)
 
 
 def test_stderr_buffer_is_bounded() -> None:

@@ -102,6 +102,10 @@ class StdioTransport:
                 stderr=subprocess.PIPE,
                 env=env,
                 cwd=self.cwd,
+                # Its own session, as the MCP SDK starts servers: a Ctrl-C in the app's terminal is
+                # not the server's, and Linux's scheduler gives a new session its own CPU share, so
+                # on a busy machine node starts in half the time (bench/mcp.py, docs/benchmarks.md).
+                start_new_session=True,
             )
         except FileNotFoundError as exc:
             missing = "working folder" if self.cwd and not Path(self.cwd).is_dir() else "command"
