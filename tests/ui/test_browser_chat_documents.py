@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, open_app, screenshot
+from tests.fixtures.browser import StreamlitApp, open_app, open_conversation_id, saved_messages, screenshot
 from tests.fixtures.documents import minimal_pdf
-from tests.ui.test_browser_chat import MESSAGES, _limit_replies, _saved_messages, _send, _wait_idle
+from tests.ui.test_browser_chat import MESSAGES, _limit_replies, _send, _wait_idle
 from yiem.chat import Document, document_in, typed_text
 from yiem.types import AssistantMessage, TextContent, UserMessage
 
@@ -43,10 +43,9 @@ def test_an_attached_pdf_goes_to_the_model_as_a_named_block_and_is_answered(
     screenshot(page, "chat-documents-attached")
 
     _send(page, "What is the mascot called?")
-    page.wait_for_url(re.compile(r"\?c="))
-    conversation_id = page.url.split("?c=")[1].split("&")[0]
+    conversation_id = open_conversation_id(page)
     expect(page.get_by_text(re.compile(r"\d+ in · \d+ out"))).to_be_visible(timeout=120_000)
-    saved = _saved_messages(streamlit_app, conversation_id, 2)
+    saved = saved_messages(streamlit_app, conversation_id, 2)
     assert [m.role for m in saved] == ["user", "assistant"], streamlit_app.log()
     prompt, reply = saved
     assert isinstance(prompt, UserMessage) and isinstance(reply, AssistantMessage)

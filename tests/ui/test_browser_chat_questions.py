@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, screenshot
+from tests.fixtures.browser import StreamlitApp, open_conversation_id, saved_messages, screenshot
 from tests.scripted_http import openai_chunk, openai_text_stream, sse
 from tests.ui.test_browser_chat_stop import (
     ToolCallingModel,
@@ -83,9 +83,8 @@ def test_a_chat_tool_s_question_is_answered_inline_and_the_run_goes_on(
     expect(page.get_by_text("everything asks:")).to_have_count(0)
     screenshot(page, "chat-elicitation-answered")
 
-    conversation_id = page.url.split("?c=")[1].split("&")[0]
-    store = ConversationStore(create_store_engine(app_with_everything.database_url))
-    saved = store.load_messages(conversation_id)
+    conversation_id = open_conversation_id(page)
+    saved = saved_messages(app_with_everything, conversation_id, 4)
     roles = ["user", "assistant", "toolResult", "assistant"]
     assert [m.role for m in saved] == roles, app_with_everything.log()
     result = saved[2]
@@ -111,9 +110,9 @@ def test_stop_while_a_question_is_open_ends_the_run(
     page.locator('[data-testid="stChatInputStopButton"]').click()
     expect(page.get_by_text("everything asks:")).to_have_count(0, timeout=60_000)
     _wait_idle(page)
-    conversation_id = page.url.split("?c=")[1].split("&")[0]
+    conversation_id = open_conversation_id(page)
     store = ConversationStore(create_store_engine(app_with_everything.database_url))
-    saved = store.load_messages(conversation_id)
+    saved = saved_messages(app_with_everything, conversation_id, 3)
     assert [m.role for m in saved][:3] == ["user", "assistant", "toolResult"], app_with_everything.log()
     result = saved[2]
     assert isinstance(result, ToolResultMessage)

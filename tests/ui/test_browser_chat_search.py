@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, open_app, screenshot
+from tests.fixtures.browser import StreamlitApp, open_app, open_conversation_id, screenshot
 from tests.ui.test_browser_chat import _limit_replies, _send, _wait_idle
 from yiem.store import ConversationStore, create_store_engine
 from yiem.types import (
@@ -38,8 +38,7 @@ def test_copy_a_reply_then_find_its_conversation_by_a_word_only_in_it(
     open_app(page, streamlit_app.url)
     _limit_replies(page, 12)
     _send(page, PROMPT)
-    page.wait_for_url(re.compile(r"\?c="))
-    conversation_id = page.url.split("?c=")[1].split("&")[0]
+    conversation_id = open_conversation_id(page)
     expect(page.get_by_text(re.compile(r"\d+ in · \d+ out"))).to_be_visible(timeout=120_000)
     _wait_idle(page)
     reply = store.load_messages(conversation_id)[-1]
