@@ -59,12 +59,18 @@ def _upload(page: Any, path: Path) -> None:
 def _wait_for_outcomes(store: ExperimentStore, count: int, timeout_s: float) -> None:
     """Until the only run has at least `count` stored outcomes."""
     deadline = time.monotonic() + timeout_s
+    last_error: Exception | None = None
     while time.monotonic() < deadline:
-        runs = store.list_runs()
-        if runs and len(store.outcomes(runs[0].id)) >= count:
-            return
+        try:
+            runs = store.list_runs()
+            if runs and len(store.outcomes(runs[0].id)) >= count:
+                return
+        except Exception as error:  # the app writing at the same moment: read again, keep the reason
+            last_error = error
         time.sleep(0.2)
-    raise AssertionError(f"fewer than {count} outcomes stored after {timeout_s:.0f} s")
+    raise AssertionError(
+        f"fewer than {count} outcomes stored after {timeout_s:.0f} s (last error: {last_error!r})"
+    )
 
 
 def _choose(page: Any, combobox: Any, option: str) -> None:
@@ -142,17 +148,17 @@ def test_run_stop_resume_and_matrix(streamlit_app: StreamlitApp, page: Any, tmp_
     # not the bar: on a slow machine the bar can miss a count between two of its redraws.
     store = ExperimentStore(create_store_engine(streamlit_app.database_url))
     try:
-        page.get_by_text(re.compile(r"\d / 8 items")).wait_for(timeout=LONG)  # the run has started
+        page.get_by_text(re.compile(r"\d / 8 items")).first.wait_for(timeout=LONG)  # the run has started
         _wait_for_outcomes(store, 1, timeout_s=2 * LONG / 1000)
-    except Exception:
+    except Exception as error:
         screenshot(page, "experiments-debug")
-        raise AssertionError(streamlit_app.log()) from None
+        raise AssertionError(f"{error!r}\n{streamlit_app.log()}") from error
     page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Stop", exact=True).click()
     try:
-        page.get_by_text(re.compile(r"This run stopped at [1-7] of 8 items")).wait_for(timeout=60_000)
-    except Exception:
+        page.get_by_text(re.compile(r"This run stopped at [1-7] of 8 items")).first.wait_for(timeout=60_000)
+    except Exception as error:
         screenshot(page, "experiments-debug")
-        raise AssertionError(streamlit_app.log()) from None
+        raise AssertionError(f"{error!r}\n{streamlit_app.log()}") from error
     _idle(page)
     screenshot(page, "experiments-stopped")
     [stopped] = store.list_runs()
@@ -161,10 +167,10 @@ def test_run_stop_resume_and_matrix(streamlit_app: StreamlitApp, page: Any, tmp_
 
     page.get_by_role("button", name="Resume", exact=True).click()
     try:
-        page.get_by_text(re.compile(r"finished · 8 / 8 items")).wait_for(timeout=3 * LONG)
-    except Exception:
+        page.get_by_text(re.compile(r"finished · 8 / 8 items")).first.wait_for(timeout=3 * LONG)
+    except Exception as error:
         screenshot(page, "experiments-debug")
-        raise AssertionError(streamlit_app.log()) from None
+        raise AssertionError(f"{error!r}\n{streamlit_app.log()}") from error
     _idle(page)
     [done] = store.list_runs()
     assert (done.id, done.status, done.done) == (stopped.id, "finished", 8)
