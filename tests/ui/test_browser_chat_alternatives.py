@@ -34,7 +34,7 @@ def test_regenerate_twice_move_back_edit_and_fork(streamlit_app: StreamlitApp, p
     _limit_replies(page, 12)
     _send(page, "Name a colour.")
     conversation_id = open_conversation_id(page)
-    expect(page.get_by_text(re.compile(r"\d+ in · \d+ out"))).to_be_visible(timeout=120_000)
+    expect(page.get_by_text(re.compile(r"\d+ in · \d+ out")).first).to_be_visible(timeout=120_000)
     _click(page, "regenerate")
     _counter(page, "2 / 2")
     _click(page, "regenerate")
