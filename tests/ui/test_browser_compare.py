@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 from tests.fixtures.browser import StreamlitApp, free_port, open_app, screenshot, script_run
@@ -54,11 +55,12 @@ def _choose(page: Any, combobox: Any, option: str) -> None:
         combobox.press_sequentially(option)
         try:
             choice.wait_for(timeout=20_000)
-        except Exception:
+            # A failed click leaves the block at once: script_run waits only after an action.
+            with script_run(page):
+                choice.click(timeout=15_000)
+        except PlaywrightError:  # the list closed under the click (seen in a run): open it again
             page.keyboard.press("Escape")
             continue
-        with script_run(page):
-            choice.click()
         return
     screenshot(page, "compare-select-failed")
     raise AssertionError(f"the option {option!r} never showed in its select box")
