@@ -20,7 +20,10 @@ run: $(STAMP)
 # Each scripts/setup_*.sh prepares one real part the tests use (llama-server, MCP servers,
 # Chromium, PostgreSQL, axe-core); each caches its slow work and returns at once when it is already done.
 setup-test: $(STAMP)
-	@for script in scripts/setup_*.sh; do PYTHON=$(PY) bash "$$script" || exit 1; done
+	@for script in scripts/setup_*.sh; do \
+	  start=$$SECONDS; PYTHON=$(PY) bash "$$script" || exit 1; took=$$((SECONDS - start)); \
+	  if [ $$took -ge 5 ]; then echo "yiem: $$script took $$took s"; fi; \
+	done
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
