@@ -8,32 +8,11 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-CACHE_ROOT="${YIEM_CACHE_DIR:-$HOME/.cache/yiem}"
-# The lock file's hash names the cache folder, so a changed pin installs anew and nothing else does.
+# A checkout that installed in place before the cache existed is already current.
 LOCK_HASH=$(sha1sum mcp_servers/package-lock.json | cut -c1-12)
-NPM_DIR="$CACHE_ROOT/mcp-npm-$LOCK_HASH"
-NPM_STAMP=".yiem-installed-$LOCK_HASH"
-
-if [ -d mcp_servers/node_modules ] && [ ! -L mcp_servers/node_modules ] \
-  && [ -f "mcp_servers/node_modules/$NPM_STAMP" ]; then
-  : # a checkout that installed in place before the cache existed: already current
-elif [ ! -f "$NPM_DIR/node_modules/$NPM_STAMP" ]; then
-  echo "yiem: installing the npm MCP servers (npm ci into $NPM_DIR)..."
-  rm -rf "$NPM_DIR" && mkdir -p "$NPM_DIR"
-  cp mcp_servers/package.json mcp_servers/package-lock.json "$NPM_DIR/"
-  (cd "$NPM_DIR" && npm ci --no-audit --no-fund --loglevel=error)
-  test -x "$NPM_DIR/node_modules/.bin/mcp-server-everything"
-  test -x "$NPM_DIR/node_modules/.bin/mcp-server-memory"
-  test -x "$NPM_DIR/node_modules/.bin/mcp-server-filesystem"
-  touch "$NPM_DIR/node_modules/$NPM_STAMP"
-fi
-if [ ! -f "mcp_servers/node_modules/$NPM_STAMP" ]; then
-  # A link left by an older lock file is replaced; a stale real folder is removed first.
-  if [ -d mcp_servers/node_modules ] && [ ! -L mcp_servers/node_modules ]; then
-    rm -rf mcp_servers/node_modules
-  fi
-  ln -sfn "$NPM_DIR/node_modules" mcp_servers/node_modules
-  test -f "mcp_servers/node_modules/$NPM_STAMP"
+if [ -L mcp_servers/node_modules ] || [ ! -f "mcp_servers/node_modules/.yiem-installed-$LOCK_HASH" ]; then
+  bash scripts/install_npm_lock.sh mcp_servers mcp-npm "the npm MCP servers" \
+    .bin/mcp-server-everything .bin/mcp-server-memory .bin/mcp-server-filesystem
 fi
 
 for name in $(grep -Eo '^[a-z0-9-]+==' mcp_servers/pypi-servers.txt | sed 's/==$//'); do
