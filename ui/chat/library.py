@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import streamlit as st
 
@@ -16,6 +17,8 @@ from yiem.store import StoreError
 FORM_KEY = "yiem_prompt_form"  # the saved prompt whose form is open
 SEND_KEY = "yiem_prompt_send"  # a filled prompt to send as if it had been typed
 PROBLEM_KEY = "yiem_library_problem"  # why the last save or delete failed, shown in its section
+
+T = TypeVar("T")
 
 
 def describe(setup: ChatSetup) -> str:
@@ -42,7 +45,7 @@ def _run(action: Any, *args: Any) -> bool:
     return True
 
 
-def _delete(action: Any, name: str) -> None:
+def _delete(action: Callable[[str], None], name: str) -> None:
     _run(action, name)
 
 
@@ -74,32 +77,43 @@ def _problem() -> None:
         st.error(problem)
 
 
+def _read(read: Callable[[], list[T]], what: str) -> list[T]:
+    try:
+        return read()
+    except StoreError as error:
+        st.error(f"The saved {what} could not be read: {error}")
+        return []
+
+
+def _rows(
+    key: str,
+    items: list[T],
+    label: Callable[[T], tuple[str, str]],
+    use: Callable[[T], None],
+    delete: Callable[[str], None],
+) -> None:
+    """One row per saved item: a button that uses it (`label` gives its name and tooltip), and Delete."""
+    for index, item in enumerate(items):
+        name, tooltip = label(item)
+        left, right = st.columns([5, 2], vertical_alignment="center")
+        left.button(name, key=f"{key}-use-{index}", help=tooltip, width="stretch", on_click=use, args=(item,))
+        right.button(
+            "Delete", key=f"{key}-delete-{index}", type="tertiary", on_click=_delete, args=(delete, name)
+        )
+
+
 def _presets(library: ChatLibrary) -> None:
     with st.expander("Saved setups", icon=":material/bookmarks:"):
-        try:
-            presets = library.presets()
-        except StoreError as error:
-            st.error(f"The saved setups could not be read: {error}")
-            presets = []
+        presets = _read(library.presets, "setups")
         if not presets:
             st.caption("None yet: choose a model and settings above, then save them here under a name.")
-        for index, preset in enumerate(presets):
-            left, right = st.columns([5, 2], vertical_alignment="center")
-            left.button(
-                preset.name,
-                key=f"preset-use-{index}",
-                help=f"Use this setup: {describe(preset.setup)}",
-                width="stretch",
-                on_click=_apply,
-                args=(preset,),
-            )
-            right.button(
-                "Delete",
-                key=f"preset-delete-{index}",
-                type="tertiary",
-                on_click=_delete,
-                args=(library.delete_preset, preset.name),
-            )
+        _rows(
+            "preset",
+            presets,
+            lambda preset: (preset.name, f"Use this setup: {describe(preset.setup)}"),
+            _apply,
+            library.delete_preset,
+        )
         st.text_input("Name", key="preset-name", placeholder="e.g. Careful reviewer")
         st.button(
             "Save the current setup",
@@ -113,30 +127,17 @@ def _presets(library: ChatLibrary) -> None:
 
 def _prompts(library: ChatLibrary) -> None:
     with st.expander("Saved prompts", icon=":material/library_books:"):
-        try:
-            prompts = library.prompts()
-        except StoreError as error:
-            st.error(f"The saved prompts could not be read: {error}")
-            prompts = []
+        prompts = _read(library.prompts, "prompts")
         if not prompts:
             st.caption("None yet: save a prompt you use often; {{name}} marks what changes each time.")
-        for index, prompt in enumerate(prompts):
-            left, right = st.columns([5, 2], vertical_alignment="center")
-            left.button(
-                prompt.name,
-                key=f"prompt-use-{index}",
-                help=safe_markdown(prompt.text[:300]),  # a tooltip is Markdown: no image loads from afar
-                width="stretch",
-                on_click=_use_prompt,
-                args=(prompt,),
-            )
-            right.button(
-                "Delete",
-                key=f"prompt-delete-{index}",
-                type="tertiary",
-                on_click=_delete,
-                args=(library.delete_prompt, prompt.name),
-            )
+        # A tooltip is Markdown: made safe, so no image loads from afar.
+        _rows(
+            "prompt",
+            prompts,
+            lambda prompt: (prompt.name, safe_markdown(prompt.text[:300])),
+            _use_prompt,
+            library.delete_prompt,
+        )
         st.text_input("Name", key="prompt-name", placeholder="e.g. Summarise")
         st.text_area("Prompt", key="prompt-text", placeholder="Summarise {{text}} in {{words}} words.")
         st.button(
