@@ -63,17 +63,30 @@ def test_the_embedded_model_is_sent_no_tools_and_the_page_says_so(db_url: str) -
     assert not at.error
 
 
-def test_the_model_for_mcp_sampling_is_chosen_in_settings(db_url: str) -> None:
+def test_the_model_for_mcp_sampling_is_any_provider_chosen_in_settings(db_url: str) -> None:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     at.sidebar.selectbox(key="set-provider").set_value("openai").run()
     settings = at.session_state["settings"]
     # By default the chat's model answers a server's sampling request.
-    assert settings.sampling_model_id == "" and settings.for_sampling().model_id == settings.model_id
-    at.sidebar.text_input(key="set-sampling-openai").set_value(" gpt-4.1-nano ").run()
-    assert not at.exception, at.exception
+    assert settings.sampling is None and settings.for_sampling() == settings
+    server = ScriptedServer()
+    try:
+        server.script(json_reply({"object": "list", "data": [{"id": "sampler", "object": "model"}]}))
+        at.sidebar.selectbox(key="set-sampling-provider").set_value("llamacpp").run()
+        at.sidebar.text_input(key="set-sampling-url-llamacpp").set_value(f"{server.url}/v1").run()
+        assert not at.exception, at.exception
+        # The sampling server's own models are offered, as the chat's are.
+        model = at.sidebar.selectbox(key="set-sampling-model-llamacpp")
+        assert "sampler" in model.options
+        model.set_value("sampler").run()
+    finally:
+        server.close()
     settings = at.session_state["settings"]
-    assert settings.for_sampling().model_id == "gpt-4.1-nano"
-    assert settings.model_id != "gpt-4.1-nano" and settings.for_sampling().provider == "openai"
-    # Another provider starts again from its chat model.
+    chosen = settings.for_sampling()
+    assert (chosen.provider, chosen.base_url, chosen.model_id) == ("llamacpp", f"{server.url}/v1", "sampler")
+    assert settings.provider == "openai" and settings.model_id != "sampler"
+    # Another chat provider keeps the sampling model chosen.
     at.sidebar.selectbox(key="set-provider").set_value("anthropic").run()
-    assert at.session_state["settings"].sampling_model_id == ""
+    assert at.session_state["settings"].for_sampling().model_id == "sampler"
+    at.sidebar.selectbox(key="set-sampling-provider").set_value("").run()
+    assert at.session_state["settings"].sampling is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
@@ -13,6 +14,7 @@ from yiem.chat import (
     LOCAL,
     ChatSettings,
     ChatSetup,
+    SamplingModel,
     apply_setup,
     available_models,
     key_status,
@@ -102,6 +104,110 @@ def _tools_section() -> None:
         st.caption(note)
 
 
+@dataclass(frozen=True)
+class _Fields:
+    """The labels and widget-key prefix of one model's fields in the panel."""
+
+    prefix: str
+    base_url: str
+    key: str
+    model: str
+    local_note: str
+
+
+_CHAT_FIELDS = _Fields(
+    "set",
+    "Base URL",
+    "API key (kept for this session only)",
+    "Model",
+    "A 135M-parameter toy model that runs on this machine with no key and no internet. "
+    "Its answers are often wrong; use it to try the app.",
+)
+_SAMPLING_FIELDS = _Fields(
+    "set-sampling",
+    "Sampling base URL",
+    "Sampling API key (kept for this session only)",
+    "Sampling model",
+    "Servers' sampling requests are answered by the toy model on this machine.",
+)
+
+
+def _fresh(provider: str) -> dict[str, Any]:
+    """A newly chosen provider's starting base URL and model, with no key typed yet."""
+    return {
+        "provider": provider,
+        "base_url": starting_base_url(provider, bootstrap.secret),
+        "model_id": DEFAULT_MODELS.get(provider, ""),
+        "api_key": "",
+    }
+
+
+def _model_fields(settings: ChatSettings, fields: _Fields) -> ChatSettings:
+    """Base URL, key (this session only) and model of `settings.provider`: the chat's and the
+    sampling model's alike, each under its own labels and widget keys."""
+    provider = settings.provider
+    choice = PRESETS[provider]
+    if provider == LOCAL:
+        st.caption(fields.local_note)
+        return settings
+    base_url = st.text_input(
+        fields.base_url,
+        value=settings.base_url,
+        key=f"{fields.prefix}-url-{provider}",
+        placeholder=choice.base_url,
+    )
+    # The server's key is never put in the settings: it is looked up for its own base URL only.
+    status = key_status(settings.model_copy(update={"base_url": base_url.strip()}), bootstrap.secret)
+    typed_key = st.text_input(
+        fields.key,
+        type="password",
+        key=f"{fields.prefix}-key-{provider}",
+        placeholder=f"from {choice.api_key_env}" if status.server_key else "",
+    )
+    if status.note:
+        st.caption(status.note)
+    settings = settings.model_copy(update={"base_url": base_url.strip(), "api_key": typed_key.strip()})
+    options = _model_options(settings)
+    if choice.local and not settings.base_url:
+        st.caption(f"Type the server's base URL (usually {choice.base_url}) to list its models.")
+    if options:
+        model_id = st.selectbox(
+            fields.model,
+            options,
+            index=options.index(settings.model_id) if settings.model_id in options else None,
+            accept_new_options=True,
+            key=f"{fields.prefix}-model-{provider}",
+            placeholder="Choose or type a model id",
+        )
+    else:  # the server gave no list and the catalogue knows none: the id is typed
+        model_id = st.text_input(
+            f"{fields.model} id", value=settings.model_id, key=f"{fields.prefix}-model-id-{provider}"
+        )
+    return settings.model_copy(update={"model_id": (model_id or "").strip()})
+
+
+def _sampling_fields(settings: ChatSettings) -> ChatSettings:
+    """Which model answers MCP servers' sampling requests: the chat's, or any other provider's."""
+    chats = ""  # the option for the chat's own model
+    names = [chats, LOCAL, *(name for name in PRESETS if name != LOCAL)]
+    current = settings.sampling.provider if settings.sampling else chats
+    provider = st.selectbox(
+        "Model for MCP servers' sampling",
+        names,
+        index=names.index(current) if current in names else 0,
+        format_func=lambda name: "The chat's model" if name == chats else PRESETS[name].label,
+        key="set-sampling-provider",
+        help="Answers a server's sampling request once you approve it (on the Tools page, or in the "
+        "chat while a tool waits); its cost is counted on the Costs page under that server.",
+    )
+    if provider == chats:
+        return settings.model_copy(update={"sampling": None})
+    # A newly chosen provider starts as the chat's does; the chosen one keeps what was typed.
+    start = settings.for_sampling() if current == provider else settings.model_copy(update=_fresh(provider))
+    chosen = _model_fields(start, _SAMPLING_FIELDS)
+    return settings.model_copy(update={"sampling": SamplingModel.of(chosen)})
+
+
 def draw() -> None:
     """The settings expander; edits apply to the next message."""
     settings = bootstrap.settings()
@@ -115,63 +221,10 @@ def draw() -> None:
             format_func=lambda name: PRESETS[name].label,
             key="set-provider",
         )
-        choice = PRESETS[provider]
         if provider != settings.provider:
-            settings = settings.model_copy(
-                update={
-                    "provider": provider,
-                    "base_url": starting_base_url(provider, bootstrap.secret),
-                    "model_id": DEFAULT_MODELS.get(provider, ""),
-                    "api_key": "",
-                    "sampling_model_id": "",
-                }
-            )
-        if provider == LOCAL:
-            st.caption(
-                "A 135M-parameter toy model that runs on this machine with no key and no internet. "
-                "Its answers are often wrong; use it to try the app."
-            )
-        else:
-            base_url = st.text_input(
-                "Base URL", value=settings.base_url, key=f"set-url-{provider}", placeholder=choice.base_url
-            )
-            # The server's key is never put in the settings: it is looked up for its own base URL only.
-            status = key_status(settings.model_copy(update={"base_url": base_url.strip()}), bootstrap.secret)
-            typed_key = st.text_input(
-                "API key (kept for this session only)",
-                type="password",
-                key=f"set-key-{provider}",
-                placeholder=f"from {choice.api_key_env}" if status.server_key else "",
-            )
-            if status.note:
-                st.caption(status.note)
-            settings = settings.model_copy(
-                update={"base_url": base_url.strip(), "api_key": typed_key.strip()}
-            )
-            options = _model_options(settings)
-            if choice.local and not settings.base_url:
-                st.caption(f"Type the server's base URL (usually {choice.base_url}) to list its models.")
-            if options:
-                model_id = st.selectbox(
-                    "Model",
-                    options,
-                    index=options.index(settings.model_id) if settings.model_id in options else None,
-                    accept_new_options=True,
-                    key=f"set-model-{provider}",
-                    placeholder="Choose or type a model id",
-                )
-            else:  # the server gave no list and the catalogue knows none: the id is typed
-                model_id = st.text_input("Model id", value=settings.model_id, key=f"set-model-id-{provider}")
-            sampling = st.text_input(
-                "Model for MCP servers' sampling (empty: the chat's)",
-                value=settings.sampling_model_id,
-                key=f"set-sampling-{provider}",
-                help="Answers a server's sampling request once you approve it on the Tools page; "
-                "its cost is counted on the Costs page under that server.",
-            )
-            settings = settings.model_copy(
-                update={"model_id": (model_id or "").strip(), "sampling_model_id": sampling.strip()}
-            )
+            settings = settings.model_copy(update=_fresh(provider))
+        settings = _model_fields(settings, _CHAT_FIELDS)
+        settings = _sampling_fields(settings)
         system_prompt = st.text_area("System prompt", value=settings.system_prompt, key="set-system")
         use_default = st.checkbox(
             "Provider's default temperature", value=settings.temperature is None, key="set-temp-default"

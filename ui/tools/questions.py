@@ -24,6 +24,7 @@ from yiem.explorer import (
     sampling_result,
 )
 from yiem.mcp import ElicitationResult, SamplingRequest
+from yiem.providers.presets import PRESETS
 from yiem.types import AnyAssistantMessage, LlmModel
 
 QUESTIONS = "mcp_questions"
@@ -115,10 +116,11 @@ def _draw_sampling(question: ServerQuestion) -> None:
     prefix = f"sample:{question.id}"
     chat_settings = bootstrap.settings()
     settings = chat_settings.for_sampling()
-    whose = "the chat's model" if not chat_settings.sampling_model_id else "chosen for sampling"
+    whose = "the chat's model" if chat_settings.sampling is None else "chosen for sampling"
+    label = PRESETS[settings.provider].label if settings.provider in PRESETS else settings.provider
     st.markdown(f"**{question.server} asks to use your model**")
     st.caption(
-        f"{model_hints(request)} · up to {request.max_tokens} tokens · answered by "
+        f"{model_hints(request)} · up to {request.max_tokens} tokens · answered by {label} "
         f"`{settings.model_id or settings.provider}` ({whose}, set in the Chat page's Settings)"
     )
     system = st.text_area("System prompt", request.system_prompt or "", key=f"{prefix}:system")

@@ -54,6 +54,28 @@ class ModelSettingsError(YiemError):
     """The settings cannot reach a model (no key, no model, local model missing); says what to do."""
 
 
+class SamplingModel(BaseModel):
+    """Another provider and model (any the chat could use) for MCP servers' sampling requests.
+
+    `api_key` is a key typed in this session for it; the server's key applies by the same rule as
+    the chat's: only to the base URL it was configured for."""
+
+    provider: str = LOCAL
+    base_url: str = ""
+    model_id: str = ""
+    api_key: str = Field(default="", repr=False, exclude=True)
+
+    @classmethod
+    def of(cls, settings: ChatSettings) -> SamplingModel:
+        """The provider, base URL, model and typed key of `settings`."""
+        return cls(
+            provider=settings.provider,
+            base_url=settings.base_url,
+            model_id=settings.model_id,
+            api_key=settings.api_key,
+        )
+
+
 class ChatSettings(BaseModel):
     """What the chat uses; lives in one browser session only (the key is never stored or exported).
 
@@ -69,12 +91,27 @@ class ChatSettings(BaseModel):
     temperature: float | None = None
     max_tokens: int | None = None
     tool_execution: Literal["parallel", "sequential"] = "parallel"
-    # The model (of the same provider) that answers MCP servers' sampling requests; "": the chat's.
-    sampling_model_id: str = ""
+    # What answers MCP servers' sampling requests; None: the chat's own model.
+    sampling: SamplingModel | None = None
 
     def for_sampling(self) -> ChatSettings:
-        """These settings with the model chosen for MCP servers' sampling requests."""
-        return self.model_copy(update={"model_id": self.sampling_model_id or self.model_id})
+        """Settings that reach the model chosen for MCP servers' sampling requests (`connect` them).
+
+        A key typed for the chat goes along only to the same provider and base URL: like any typed
+        key, it is never sent to another server."""
+        choice = self.sampling
+        if choice is None:
+            return self
+        same_server = (choice.provider, choice.base_url) == (self.provider, self.base_url)
+        return self.model_copy(
+            update={
+                "provider": choice.provider,
+                "base_url": choice.base_url,
+                "model_id": choice.model_id,
+                "api_key": choice.api_key or (self.api_key if same_server else ""),
+                "sampling": None,
+            }
+        )
 
 
 def register_server_secrets(
