@@ -108,3 +108,20 @@ def test_words_for_status_ttl_and_creation() -> None:
     assert created_words(McpTask(task_id="t2", status="working", created_at="2026-12-02T01:40:19.669Z")) == (
         "01:40:19 UTC"
     )
+
+
+def test_a_task_cancelled_from_the_list_ends_the_running_call_as_cancelled(tasks_client: McpClient) -> None:
+    """The server then answers tasks/result with an error (no result stored); the call says cancelled."""
+    run = ToolCallRun(
+        tasks_client, "everything", "count-slowly", {"steps": 50, "stepMs": 100}, as_task=True
+    ).start()
+    while (task := run.task) is None:
+        assert not run.wait(0.02), run.record.error
+    tasks_client.cancel_task(task.task_id)
+    assert run.wait(30)
+    record = run.record
+    assert record.status is CallStatus.CANCELLED, record.error
+    assert (
+        record.error
+        == "The task was cancelled. The server's status: Cancelled — Client cancelled task execution."
+    )

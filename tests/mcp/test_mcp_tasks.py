@@ -114,3 +114,18 @@ def test_required_task_over_streamable_http_reports_its_status(everything_http_u
     assert "Research Report: tides" in result.text
     assert any(task.status_message == "Gathering sources..." for task in seen)
     assert seen[-1].status == "completed" and seen[-1].task_id in listed
+
+
+def test_a_tasks_result_error_after_a_cancel_elsewhere_reports_the_cancelled_task(
+    tasks_client: McpClient,
+) -> None:
+    seen: list[McpTask] = []
+
+    def on_task(task: McpTask) -> None:
+        seen.append(task)
+        if len(seen) == 1:  # another client, or the task list, cancels it
+            threading.Thread(target=tasks_client.cancel_task, args=(task.task_id,)).start()
+
+    with pytest.raises(McpError, match="no result stored"):
+        tasks_client.call_tool("count-slowly", {"steps": 50, "stepMs": 100}, as_task=True, on_task=on_task)
+    assert seen[-1].status == "cancelled"

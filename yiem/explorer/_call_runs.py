@@ -110,12 +110,17 @@ class ToolCallRun:
             )
         except McpCancelledError:
             status, error = CallStatus.CANCELLED, "The call was cancelled."
-            if (task := self.task) is not None:
-                error = f"The task was cancelled. The server's status: {status_words(task)}"
         except McpError as exc:
             status, error = CallStatus.FAILED, describe_error(exc)
         except Exception as exc:  # a bug must not leave the page waiting forever
             status, error = CallStatus.FAILED, f"The call failed: {exc}"
+        task = self.task
+        # A task cancelled here or elsewhere (the task list, another client), whose result is then gone.
+        if task is not None and task.status == "cancelled" and status is not CallStatus.DONE:
+            status, error = (
+                CallStatus.CANCELLED,
+                f"The task was cancelled. The server's status: {status_words(task)}",
+            )
         with self._lock:
             self._record = self._record.model_copy(
                 update={

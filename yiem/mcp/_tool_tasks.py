@@ -105,7 +105,14 @@ def run_tool_task(
     # A task may run for its whole time to live; the server stays silent while it does.
     wait = max(timeout or client.timeout, (task.ttl or 0) / 1000)
     try:
-        result = client.request("tasks/result", {"taskId": task.task_id}, timeout=wait, signal=signal)
+        try:
+            result = client.request("tasks/result", {"taskId": task.task_id}, timeout=wait, signal=signal)
+        except McpError:
+            # Why it failed may be in the task's status (cancelled from elsewhere, say).
+            if report.listening and not (signal is not None and signal.aborted):
+                stop.set()
+                _report_final(client, task.task_id, report)
+            raise
         stop.set()
         if report.listening:
             _report_final(client, task.task_id, report)
