@@ -10,6 +10,7 @@ from ui.tools import connect as connection
 from ui.tools.form import FormKeys, draw_form, form_arguments, load_arguments, remember
 from ui.tools.questions import new_questions
 from ui.tools.result import draw_record
+from ui.tools.tasks import as_task_toggle, draw_server_tasks, draw_task
 from yiem.chat import safe_markdown
 from yiem.explorer import (
     CallRecord,
@@ -64,10 +65,12 @@ def finish_run() -> None:
     del session[RUN]
 
 
-def start_call(server: str, client: McpClient, tool: str, arguments: dict[str, Any]) -> None:
+def start_call(
+    server: str, client: McpClient, tool: str, arguments: dict[str, Any], as_task: bool = False
+) -> None:
     session: Any = st.session_state
-    timeout = session.get(TIMEOUT) or None
-    run = ToolCallRun(client, server, tool, arguments, timeout=float(timeout) if timeout else None).start()
+    timeout = float(session.get(TIMEOUT) or 0) or None
+    run = ToolCallRun(client, server, tool, arguments, timeout=timeout, as_task=as_task).start()
     session[RUN] = run
     if run.wait(_QUICK_WAIT_S):
         finish_run()
@@ -91,6 +94,7 @@ def draw_tools(server: str, client: McpClient) -> None:
     with right:
         if tool is not None:
             _draw_tool(server, client, tool)
+    draw_server_tasks(server, client)
 
 
 def _tool_list(server: str, tools: list[McpTool]) -> list[McpTool]:
@@ -167,6 +171,7 @@ def _draw_tool(server: str, client: McpClient, tool: McpTool) -> None:
         st.warning(problem)
         session[keys.raw_mode] = True
     draw_form(form, keys)
+    as_task = as_task_toggle(server, tool)
 
     run: ToolCallRun | None = session.get(RUN)
     busy = run is not None
@@ -188,7 +193,7 @@ def _draw_tool(server: str, client: McpClient, tool: McpTool) -> None:
     if call:
         arguments = form_arguments(form, keys)
         if arguments is not None:
-            start_call(server, client, tool.name, arguments)
+            start_call(server, client, tool.name, arguments, as_task)
         st.rerun()
 
     run = session.get(RUN)
@@ -198,6 +203,8 @@ def _draw_tool(server: str, client: McpClient, tool: McpTool) -> None:
     if last is not None and run is None:
         st.markdown("**Result**")
         draw_record(last, tool.output_schema, key=f"result-{last.id}", read=client.read_resource)
+        if last.task is not None:
+            draw_task(last.task)
 
 
 def _use_in_chat_toggle(server: str, tool: McpTool) -> None:
@@ -238,6 +245,8 @@ def _draw_running(run: ToolCallRun) -> None:
             st.progress(0, text=words)  # no total from the server: a bar that only says it is working
         else:
             st.progress(fraction, text=words)
+        if (task := run.task) is not None:
+            draw_task(task)
         if st.button("Cancel", icon=":material/cancel:", key="tools-cancel"):
             run.cancel()
             run.wait(2.0)
@@ -264,7 +273,7 @@ def _replay(record: CallRecord) -> None:
     if tool is not None:
         load_arguments(_form_for(tool)[0], _form_keys(record.server, record.tool), record.arguments)
     if session.get(RUN) is None:
-        start_call(record.server, client, record.tool, record.arguments)
+        start_call(record.server, client, record.tool, record.arguments, "task" in record.request["params"])
 
 
 def draw_history() -> None:
@@ -300,6 +309,8 @@ def draw_history() -> None:
             client = connection.clients().get(record.server)
             read = client.read_resource if client is not None else None
             draw_record(record, None, key=f"history-{record.id}", read=read)
+            if record.task is not None:
+                draw_task(record.task)
 
 
 def _failed(record: CallRecord) -> bool:

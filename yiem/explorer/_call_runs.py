@@ -13,8 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from yiem.explorer._tasks import status_words
 from yiem.json_schema import UnusableSchemaError, iter_errors, usable_validator
-from yiem.mcp import CallToolResult, McpClient, McpError, McpProgress, McpPrompt
+from yiem.mcp import CallToolResult, McpClient, McpError, McpProgress, McpPrompt, McpTask
 from yiem.mcp.errors import McpCancelledError
 from yiem.redaction import redact, redact_data
 from yiem.tool_registry import ToolRegistry
@@ -43,6 +44,7 @@ class CallRecord(BaseModel):
     request: dict[str, Any] = Field(default_factory=dict)
     response: dict[str, Any] | None = None
     error: str | None = None
+    task: McpTask | None = None  # the server-side task the call ran as, as last seen
 
     @property
     def result(self) -> CallToolResult | None:
@@ -51,7 +53,10 @@ class CallRecord(BaseModel):
 
 
 class ToolCallRun:
-    """A `tools/call` on its own thread, so the page can redraw progress and offer Cancel while it runs."""
+    """A `tools/call` on its own thread, so the page can redraw progress and offer Cancel while it runs.
+
+    `as_task` runs a tool whose taskSupport is optional as a task (a required one always runs as one).
+    """
 
     def __init__(
         self,
@@ -60,14 +65,19 @@ class ToolCallRun:
         tool: str,
         arguments: Mapping[str, Any],
         timeout: float | None = None,
+        as_task: bool = False,
     ) -> None:
         self._client = client
+        self._as_task = as_task
         self._timeout = timeout
         self._signal = AbortSignal()
         self._lock = threading.Lock()
         self._done = threading.Event()
         self._progress: McpProgress | None = None
-        params = {"name": tool, "arguments": dict(arguments)}
+        self._task: McpTask | None = None
+        params: dict[str, Any] = {"name": tool, "arguments": dict(arguments)}
+        if as_task:
+            params["task"] = {}
         self._record = CallRecord(
             server=server,
             tool=tool,
@@ -95,6 +105,8 @@ class ToolCallRun:
                 timeout=self._timeout,
                 on_progress=self._on_progress,
                 signal=self._signal,
+                as_task=self._as_task,
+                on_task=self._on_task,
             )
         except McpCancelledError:
             status, error = CallStatus.CANCELLED, "The call was cancelled."
@@ -102,6 +114,13 @@ class ToolCallRun:
             status, error = CallStatus.FAILED, describe_error(exc)
         except Exception as exc:  # a bug must not leave the page waiting forever
             status, error = CallStatus.FAILED, f"The call failed: {exc}"
+        task = self.task
+        # A task cancelled here or elsewhere (the task list, another client), whose result is then gone.
+        if task is not None and task.status == "cancelled" and status is not CallStatus.DONE:
+            status, error = (
+                CallStatus.CANCELLED,
+                f"The task was cancelled. The server's status: {status_words(task)}",
+            )
         with self._lock:
             self._record = self._record.model_copy(
                 update={
@@ -109,6 +128,7 @@ class ToolCallRun:
                     "status": status,
                     "response": response,
                     "error": error,
+                    "task": self._task,
                 }
             )
         self._done.set()
@@ -117,8 +137,12 @@ class ToolCallRun:
         with self._lock:
             self._progress = progress
 
+    def _on_task(self, task: McpTask) -> None:
+        with self._lock:
+            self._task = task
+
     def cancel(self) -> None:
-        """Tell the server to stop and stop waiting (`notifications/cancelled`)."""
+        """Tell the server to stop (`tasks/cancel` for a task, else `notifications/cancelled`)."""
         self._signal.abort("cancelled from the Tools page")
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -134,6 +158,12 @@ class ToolCallRun:
         """The latest progress notification, if any came."""
         with self._lock:
             return self._progress
+
+    @property
+    def task(self) -> McpTask | None:
+        """The server-side task the call runs as, as last seen; None when it is not one."""
+        with self._lock:
+            return self._task
 
     @property
     def record(self) -> CallRecord:

@@ -15,6 +15,7 @@ from yiem.mcp._oauth import (
     start_sign_in,
 )
 from yiem.mcp._rpc import LogEntry
+from yiem.mcp._tool_tasks import TaskCallback
 from yiem.mcp.client import PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, McpClient
 from yiem.mcp.config import (
     HttpServerConfig,
@@ -121,6 +122,7 @@ __all__ = [
     "SamplingResult",
     "ServerInfo",
     "StdioServerConfig",
+    "TaskCallback",
     "TextBlock",
     "UnknownBlock",
     "connect_server",

@@ -4,22 +4,25 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any
 
 from yiem.mcp._rpc import ProgressCallback
 from yiem.mcp.errors import McpError
-from yiem.mcp.models import McpProgress, McpTask
+from yiem.mcp.models import CallToolResult, McpProgress, McpTask
 from yiem.types import AbortSignal
 
 logger = logging.getLogger(__name__)
 DEFAULT_POLL_S = 1.0
+TaskCallback = Callable[[McpTask], None]
 
 
-class TaskSession(Protocol):
-    """What a task run needs of McpClient; named here so this module never imports the client."""
+class ToolTaskMethods:
+    """McpClient's task methods (`tools/call` with `task`, `tasks/*`), kept here so the client stays small."""
 
     @property
-    def timeout(self) -> float: ...
+    def timeout(self) -> float:
+        raise NotImplementedError
 
     def request(
         self,
@@ -28,44 +31,91 @@ class TaskSession(Protocol):
         *,
         timeout: float | None = None,
         signal: AbortSignal | None = None,
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _paginate(self, method: str, key: str) -> list[dict[str, Any]]:
+        raise NotImplementedError
 
     def start_tool_task(
         self, name: str, arguments: dict[str, Any] | None = None, ttl_ms: int | None = None
-    ) -> McpTask: ...
+    ) -> McpTask:
+        """Start `name` as a task (`tools/call` with `task`); the server answers with the task at once."""
+        params: dict[str, Any] = {"name": name, "arguments": arguments or {}, "task": {}}
+        if ttl_ms is not None:
+            params["task"]["ttl"] = ttl_ms
+        return McpTask.model_validate(self.request("tools/call", params).get("task") or {})
 
-    def get_task(self, task_id: str) -> McpTask: ...
+    def get_task(self, task_id: str) -> McpTask:
+        """Where the task stands (`tasks/get`)."""
+        return McpTask.model_validate(self.request("tasks/get", {"taskId": task_id}))
 
-    def cancel_task(self, task_id: str) -> McpTask: ...
+    def task_result(
+        self, task_id: str, timeout: float | None = None, signal: AbortSignal | None = None
+    ) -> CallToolResult:
+        """The tool's result, waiting until the task ends (`tasks/result`)."""
+        result = self.request("tasks/result", {"taskId": task_id}, timeout=timeout, signal=signal)
+        return CallToolResult.from_wire(result)
+
+    def cancel_task(self, task_id: str) -> McpTask:
+        """Ask the server to stop the task (`tasks/cancel`)."""
+        return McpTask.model_validate(self.request("tasks/cancel", {"taskId": task_id}))
+
+    def list_tasks(self) -> list[McpTask]:
+        """The tasks the server keeps for this session (`tasks/list`)."""
+        return [McpTask.model_validate(raw) for raw in self._paginate("tasks/list", "tasks")]
+
+
+def runs_as_task(support: str | None, as_task: bool | None) -> bool:
+    """Whether a call goes as a task: always when required; when asked and the tool does not forbid it.
+
+    `support` is None when `tools/list` has not named the tool; then only `as_task=True` makes a task.
+    """
+    if support == "required":
+        return True
+    return bool(as_task) and support != "forbidden"
 
 
 def run_tool_task(
-    client: TaskSession,
+    client: ToolTaskMethods,
     name: str,
     arguments: dict[str, Any],
     timeout: float | None,
     on_progress: ProgressCallback | None,
     signal: AbortSignal | None,
+    on_task: TaskCallback | None = None,
 ) -> dict[str, Any]:
-    """`tools/call` as a task, then `tasks/result`; the status is polled and reported as progress.
+    """`tools/call` as a task, then `tasks/result`; the status is polled and reported as it changes.
 
     `tasks/result` is what carries the server's questions (elicitation) while the task needs input,
-    so it is asked at once and waited on; Cancel sends `tasks/cancel`.
+    so it is asked at once and waited on. `on_task` hears the task when it starts, on each change, when
+    it ends and when Cancel (the abort signal) has sent `tasks/cancel`; `on_progress` hears it in words.
     """
     task = client.start_tool_task(name, arguments)
+    report = _Reporter(on_progress, on_task)
+    report(task)
     stop = threading.Event()
     poller = None
-    if on_progress is not None:
-        on_progress(task_progress(task, 0))
+    if report.listening:
         poller = threading.Thread(
-            target=_poll, args=(client, task, on_progress, stop), name="mcp-task-poll", daemon=True
+            target=_poll, args=(client, task, report, stop), name="mcp-task-poll", daemon=True
         )
         poller.start()
-    unsubscribe = signal.on_abort(lambda reason: _cancel(client, task.task_id)) if signal else None
+    unsubscribe = signal.on_abort(lambda reason: _cancel(client, task.task_id, report)) if signal else None
     # A task may run for its whole time to live; the server stays silent while it does.
     wait = max(timeout or client.timeout, (task.ttl or 0) / 1000)
     try:
-        result = client.request("tasks/result", {"taskId": task.task_id}, timeout=wait, signal=signal)
+        try:
+            result = client.request("tasks/result", {"taskId": task.task_id}, timeout=wait, signal=signal)
+        except McpError:
+            # Why it failed may be in the task's status (cancelled from elsewhere, say).
+            if report.listening and not (signal is not None and signal.aborted):
+                stop.set()
+                _report_final(client, task.task_id, report)
+            raise
+        stop.set()
+        if report.listening:
+            _report_final(client, task.task_id, report)
         return {key: value for key, value in result.items() if key != "_meta"}
     finally:
         stop.set()
@@ -73,6 +123,34 @@ def run_tool_task(
             unsubscribe()
         if poller is not None:
             poller.join(timeout=2.0)
+
+
+class _Reporter:
+    """Passes a task to the callbacks when its status or message changed since the last report."""
+
+    def __init__(self, on_progress: ProgressCallback | None, on_task: TaskCallback | None) -> None:
+        self.on_progress = on_progress
+        self.on_task = on_task
+        self.polls = 0
+        self._lock = threading.Lock()
+        self._last: tuple[str, str | None] | None = None
+
+    @property
+    def listening(self) -> bool:
+        return self.on_progress is not None or self.on_task is not None
+
+    def __call__(self, task: McpTask) -> None:
+        with self._lock:
+            # A cancelled or finished task is never reported as working again by a late poll.
+            if self._last is not None and self._last[0] in ("completed", "failed", "cancelled"):
+                return
+            if (task.status, task.status_message) == self._last:
+                return
+            self._last = (task.status, task.status_message)
+            if self.on_task is not None:
+                self.on_task(task)
+            if self.on_progress is not None:
+                self.on_progress(task_progress(task, self.polls))
 
 
 def task_progress(task: McpTask, polls: int) -> McpProgress:
@@ -85,26 +163,32 @@ def task_progress(task: McpTask, polls: int) -> McpProgress:
     return McpProgress(progress=polls, message=words)
 
 
-def _poll(client: TaskSession, task: McpTask, on_progress: ProgressCallback, stop: threading.Event) -> None:
+def _poll(client: ToolTaskMethods, task: McpTask, report: _Reporter, stop: threading.Event) -> None:
     interval = (task.poll_interval or DEFAULT_POLL_S * 1000) / 1000
-    polls = 0
-    last = (task.status, task.status_message)
     while not stop.wait(interval):
         try:
             current = client.get_task(task.task_id)
         except McpError as exc:
             logger.info("polling task %s failed: %s", task.task_id, exc)
             return
-        polls += 1
-        if (current.status, current.status_message) != last:
-            last = (current.status, current.status_message)
-            on_progress(task_progress(current, polls))
+        report.polls += 1
+        if stop.is_set():
+            return
+        report(current)
         if current.finished:
             return
 
 
-def _cancel(client: TaskSession, task_id: str) -> None:
+def _report_final(client: ToolTaskMethods, task_id: str, report: _Reporter) -> None:
+    """The status the task ended with (the result came before a poll saw it)."""
     try:
-        client.cancel_task(task_id)
+        report(client.get_task(task_id))
+    except McpError as exc:
+        logger.info("reading the final status of task %s failed: %s", task_id, exc)
+
+
+def _cancel(client: ToolTaskMethods, task_id: str, report: _Reporter) -> None:
+    try:
+        report(client.cancel_task(task_id))
     except McpError as exc:
         logger.info("cancelling task %s failed: %s", task_id, exc)

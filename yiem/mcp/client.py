@@ -19,7 +19,7 @@ from yiem.mcp._rpc import (
     RequestId,
     RpcDispatcher,
 )
-from yiem.mcp._tool_tasks import run_tool_task
+from yiem.mcp._tool_tasks import TaskCallback, ToolTaskMethods, run_tool_task, runs_as_task
 from yiem.mcp.errors import McpConnectionError, McpError, McpProtocolError, McpSessionExpiredError
 from yiem.mcp.http import HttpTransport
 from yiem.mcp.models import (
@@ -29,7 +29,6 @@ from yiem.mcp.models import (
     McpPrompt,
     McpResource,
     McpResourceTemplate,
-    McpTask,
     McpTool,
     PromptMessage,
     ResourceContents,
@@ -49,7 +48,7 @@ CLIENT_INFO = {"name": "yiem", "version": "0.1.0"}
 MAX_PAGES = 1000
 
 
-class McpClient:
+class McpClient(ToolTaskMethods):
     """One session with one MCP server: `McpClient.stdio(...)` or `McpClient.http(...)`."""
 
     def __init__(
@@ -305,12 +304,19 @@ class McpClient:
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
         signal: AbortSignal | None = None,
+        *,
+        as_task: bool | None = None,
+        on_task: TaskCallback | None = None,
     ) -> CallToolResult:
         """Run a tool (SP-010); a failing tool gives `is_error`, a protocol failure raises `McpError`.
 
-        A tool `list_tools` said requires a task runs as one; its status messages come as progress.
+        A tool `list_tools` said requires a task runs as one, an optional one too with `as_task=True`;
+        `on_task` hears the task as it changes, its status also comes as progress; `signal` cancels it.
         """
-        return CallToolResult.from_wire(self.call_tool_raw(name, arguments, timeout, on_progress, signal))
+        raw = self.call_tool_raw(
+            name, arguments, timeout, on_progress, signal, as_task=as_task, on_task=on_task
+        )
+        return CallToolResult.from_wire(raw)
 
     def call_tool_raw(
         self,
@@ -319,17 +325,15 @@ class McpClient:
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
         signal: AbortSignal | None = None,
+        *,
+        as_task: bool | None = None,
+        on_task: TaskCallback | None = None,
     ) -> dict[str, Any]:
         """`call_tool`, the result as the server sent it (for a raw view)."""
-        if self._task_support.get(name) == "required":
-            return run_tool_task(self, name, arguments or {}, timeout, on_progress, signal)
-        return self.request(
-            "tools/call",
-            {"name": name, "arguments": arguments or {}},
-            timeout=timeout,
-            on_progress=on_progress,
-            signal=signal,
-        )
+        if runs_as_task(self._task_support.get(name), as_task):
+            return run_tool_task(self, name, arguments or {}, timeout, on_progress, signal, on_task)
+        params = {"name": name, "arguments": arguments or {}}
+        return self.request("tools/call", params, timeout=timeout, on_progress=on_progress, signal=signal)
 
     def list_resources(self) -> list[McpResource]:
         """Every resource, following `nextCursor` to the end."""
@@ -390,36 +394,6 @@ class McpClient:
         """Change the folders this server may use and tell it (`notifications/roots/list_changed`)."""
         self.features.roots = list(roots)
         self.notify("notifications/roots/list_changed")
-
-    # --- tasks -------------------------------------------------------------------------
-
-    def start_tool_task(
-        self, name: str, arguments: dict[str, Any] | None = None, ttl_ms: int | None = None
-    ) -> McpTask:
-        """Start `name` as a task (`tools/call` with `task`); the server answers with the task at once."""
-        params: dict[str, Any] = {"name": name, "arguments": arguments or {}, "task": {}}
-        if ttl_ms is not None:
-            params["task"]["ttl"] = ttl_ms
-        return McpTask.model_validate(self.request("tools/call", params).get("task") or {})
-
-    def get_task(self, task_id: str) -> McpTask:
-        """Where the task stands (`tasks/get`)."""
-        return McpTask.model_validate(self.request("tasks/get", {"taskId": task_id}))
-
-    def task_result(
-        self, task_id: str, timeout: float | None = None, signal: AbortSignal | None = None
-    ) -> CallToolResult:
-        """The tool's result, waiting until the task ends (`tasks/result`)."""
-        result = self.request("tasks/result", {"taskId": task_id}, timeout=timeout, signal=signal)
-        return CallToolResult.from_wire(result)
-
-    def cancel_task(self, task_id: str) -> McpTask:
-        """Ask the server to stop the task (`tasks/cancel`)."""
-        return McpTask.model_validate(self.request("tasks/cancel", {"taskId": task_id}))
-
-    def list_tasks(self) -> list[McpTask]:
-        """The tasks the server keeps for this session (`tasks/list`)."""
-        return [McpTask.model_validate(raw) for raw in self._paginate("tasks/list", "tasks")]
 
     def set_logging_level(self, level: str) -> None:
         """Ask the server to send log messages at `level` and above (`notifications/message`)."""
