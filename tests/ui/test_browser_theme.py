@@ -52,8 +52,7 @@ def test_the_costs_page_follows_the_browser_preference(
 
 def _wait_for_background(page: Any, background: str) -> None:
     page.wait_for_function(
-        "want => getComputedStyle(document.querySelector('[data-testid=stApp]'))"
-        ".backgroundColor === want",
+        "want => getComputedStyle(document.querySelector('[data-testid=stApp]')).backgroundColor === want",
         arg=background,
         timeout=60_000,
     )
