@@ -77,3 +77,18 @@ def test_the_model_for_mcp_sampling_is_chosen_in_settings(db_url: str) -> None:
     # Another provider starts again from its chat model.
     at.sidebar.selectbox(key="set-provider").set_value("anthropic").run()
     assert at.session_state["settings"].sampling_model_id == ""
+
+
+def test_a_conversation_sent_at_temperature_zero_reopens_at_zero(db_url: str) -> None:
+    # 0 is a temperature of its own, not "none set": the slider once showed 0.7, and the next send used it.
+    from yiem.store import ConversationStore, create_store_engine
+
+    setup = {"provider": "local", "model_id": "smollm2", "temperature": 0.0, "max_tokens": 24}
+    cold = ConversationStore(create_store_engine(db_url)).create(title="Cold", setup=setup)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["c"] = cold.id
+    at.run()
+    assert not at.exception, at.exception
+    assert at.sidebar.checkbox(key="set-temp-default").value is False
+    assert at.sidebar.slider(key="set-temp").value == 0.0
+    assert at.session_state["settings"].temperature == 0.0
