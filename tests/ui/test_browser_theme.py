@@ -48,3 +48,46 @@ def test_the_costs_page_follows_the_browser_preference(
         assert contrast > 0.45, (fill, background)
     finally:
         context.close()
+
+
+def _wait_for_background(page: Any, background: str) -> None:
+    page.wait_for_function(
+        "want => getComputedStyle(document.querySelector('[data-testid=stApp]')).backgroundColor === want",
+        arg=background,
+        timeout=60_000,
+    )
+
+
+def _pick_theme(page: Any, name: str) -> None:
+    # Streamlit's own switch: System, Light and Dark in the ⋮ menu at the top right (toolbarMode viewer).
+    page.locator('[data-testid="stMainMenu"]').click()
+    page.get_by_role("menuitemradio", name=name).click()
+    page.keyboard.press("Escape")  # the menu may stay open after a pick; the next pick opens it again
+    page.locator('[data-testid="stMainMenuList"]').wait_for(state="detached")
+
+
+def test_a_dark_browser_gets_the_dark_theme_and_the_menu_switch_turns_it_light_and_back(
+    streamlit_app: StreamlitApp, chromium: Any
+) -> None:
+    context = chromium.new_context(viewport={"width": 1280, "height": 900}, color_scheme="dark")
+    try:
+        page = context.new_page()
+        open_app(page, streamlit_app.url)
+        _wait_for_background(page, DARK_BACKGROUND)
+        _pick_theme(page, "Light")
+        _wait_for_background(page, LIGHT_BACKGROUND)
+        screenshot(page, "theme-switched-light")
+        # The choice is kept by this browser: a reload stays light although the browser prefers dark.
+        page.reload()
+        _wait_for_background(page, LIGHT_BACKGROUND)
+        _pick_theme(page, "Dark")
+        _wait_for_background(page, DARK_BACKGROUND)
+        # Back to System: the page follows the browser again, whichever way it turns.
+        _pick_theme(page, "System")
+        page.emulate_media(color_scheme="light")
+        _wait_for_background(page, LIGHT_BACKGROUND)
+        page.emulate_media(color_scheme="dark")
+        _wait_for_background(page, DARK_BACKGROUND)
+        screenshot(page, "theme-system-dark")
+    finally:
+        context.close()

@@ -8,6 +8,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from tests.scripted_http import ScriptedServer, json_reply
+from yiem.store import ConversationStore, create_store_engine
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -90,3 +91,16 @@ def test_the_model_for_mcp_sampling_is_any_provider_chosen_in_settings(db_url: s
     assert at.session_state["settings"].for_sampling().model_id == "sampler"
     at.sidebar.selectbox(key="set-sampling-provider").set_value("").run()
     assert at.session_state["settings"].sampling is None
+
+
+def test_a_conversation_sent_at_temperature_zero_reopens_at_zero(db_url: str) -> None:
+    # 0 is a temperature of its own, not "none set": the slider once showed 0.7, and the next send used it.
+    setup = {"provider": "local", "model_id": "smollm2", "temperature": 0.0, "max_tokens": 24}
+    cold = ConversationStore(create_store_engine(db_url)).create(title="Cold", setup=setup)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["c"] = cold.id
+    at.run()
+    assert not at.exception, at.exception
+    assert at.sidebar.checkbox(key="set-temp-default").value is False
+    assert at.sidebar.slider(key="set-temp").value == 0.0
+    assert at.session_state["settings"].temperature == 0.0

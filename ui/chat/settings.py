@@ -233,7 +233,13 @@ def draw() -> None:
             None
             if use_default
             else st.slider(
-                "Temperature", 0.0, 2.0, value=settings.temperature or 0.7, step=0.1, key="set-temp"
+                "Temperature",
+                0.0,
+                2.0,
+                # Temperature 0 is a setting of its own: only "none set yet" starts the slider at 0.7.
+                value=0.7 if settings.temperature is None else settings.temperature,
+                step=0.1,
+                key="set-temp",
             )
         )
         max_tokens = st.number_input(
