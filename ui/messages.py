@@ -53,9 +53,7 @@ def _draw_image(block: ImageContent, width: int) -> None:
         st.caption(":material/broken_image: An image that cannot be shown: its data is damaged.")
 
 
-def draw_tool_call(
-    call: AgentToolCall, result: ToolResultMessage | None, copy_key: str | None = None
-) -> None:
+def draw_tool_call(call: AgentToolCall, result: ToolResultMessage | None, copyable: bool = False) -> None:
     """A finished tool call: its arguments and its result (or that it has none), folded away."""
     # An expander, not `st.status`: each status costs a 50 ms sleep on every rerun, and a finished
     # call has no state left to animate.
@@ -70,14 +68,14 @@ def draw_tool_call(
         json_block(call.arguments)
         if result is not None:
             st.caption("Result")
-            draw_tool_result(result, copy_key)
+            draw_tool_result(result, copyable)
 
 
-def draw_tool_result(result: ToolResultMessage, copy_key: str | None = None) -> None:
-    """A tool's result as JSON, its images and details; with `copy_key`, a Copy button for its text."""
+def draw_tool_result(result: ToolResultMessage, copyable: bool = False) -> None:
+    """A tool's result as JSON, its images and details; if `copyable`, a Copy button for its text."""
     joined = result.text_joined_by("\n")
-    if copy_key is not None and joined:
-        copy_button(joined, "Copy result", key=f"copy-result-{copy_key}")
+    if copyable and joined:
+        copy_button(joined, "Copy result")
     try:
         json_block(json.loads(joined))
     except ValueError:

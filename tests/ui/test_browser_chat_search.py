@@ -86,3 +86,32 @@ def test_copy_a_tool_result(streamlit_app: StreamlitApp, page: Any) -> None:
     page.get_by_role("button", name="Copy result").click()
     expect(page.get_by_role("button", name="Copied")).to_be_visible()
     assert page.evaluate("navigator.clipboard.readText()") == result  # the tool's text, not its JSON
+
+
+def test_each_copy_button_copies_its_own_reply_exactly(streamlit_app: StreamlitApp, page: Any) -> None:
+    # One listener serves every button, and the text rides in an attribute the sanitiser must keep:
+    # markup, comment ends and non-ASCII characters come back exactly, from the button clicked.
+    store = ConversationStore(create_store_engine(streamlit_app.database_url))
+    conversation = store.create(title="Two replies")
+    tricky = 'Arrows --> and ]]> stay, "quotes" & <b>tags</b>, </style> too: é ✓ 🙂\n\n- a list'
+    store.replace_messages(
+        conversation.id,
+        [
+            UserMessage.from_text("First?"),
+            AssistantMessage(content=[TextContent(text="The first reply.")]),
+            UserMessage.from_text("Second?"),
+            AssistantMessage(content=[TextContent(text=tricky)]),
+        ],
+    )
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=streamlit_app.url)
+    open_app(page, f"{streamlit_app.url}/?c={conversation.id}")
+    buttons = page.get_by_role("button", name="Copy reply")
+    expect(buttons).to_have_count(2)
+    buttons.nth(1).click()
+    expect(page.get_by_role("button", name="Copied")).to_be_visible()
+    assert page.evaluate("navigator.clipboard.readText()") == tricky
+    screenshot(page, "chat-copy-buttons")
+    expect(page.get_by_role("button", name="Copy reply")).to_have_count(2)  # the label comes back
+    buttons.nth(0).click()
+    expect(page.get_by_role("button", name="Copied")).to_be_visible()
+    assert page.evaluate("navigator.clipboard.readText()") == "The first reply."

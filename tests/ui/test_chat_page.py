@@ -253,6 +253,19 @@ def test_export_buttons_serve_the_conversation_built_on_click(
     assert "export me" in markdown and "exported reply" in markdown
 
 
+def test_an_export_reads_the_store_when_clicked_not_on_every_rerun(
+    db_url: str, downloads: Callable[[Any], str]
+) -> None:
+    # A rerun must not read the whole tree back: what is exported is what the store holds at the click.
+    at = _app(ScriptedLlm(["first reply"]))
+    at.chat_input[0].set_value("export me later").run()
+    buttons = list(at.sidebar.get("download_button"))
+    _store(db_url).append_message(at.query_params["c"], UserMessage.from_text("written after the draw"))
+    body = json.loads(downloads(buttons[0]))
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
+    assert "written after the draw" in downloads(buttons[1])
+
+
 def test_a_typed_api_key_is_never_written(db_url: str, tmp_path: Path) -> None:
     at = _app(ScriptedLlm(["fine"]))
     at.sidebar.selectbox(key="set-provider").set_value("openai").run()

@@ -7,7 +7,7 @@ import streamlit as st
 from ui import avatars, bootstrap
 from ui.chat import settings as chat_settings
 from ui.chat.timeline import draw_timeline
-from ui.clipboard import copy_button
+from ui.clipboard import copy_button, listen_for_copies
 from ui.messages import draw_blocks, draw_tool_call, draw_tool_result
 from yiem.chat import (
     ChatSession,
@@ -58,6 +58,7 @@ def draw_history(chat: ChatSession) -> None:
     """The conversation's latest turns, each prompt with its Edit control, and Regenerate."""
     # Only the latest turns are drawn until earlier ones are asked for, so a rerun of a long
     # conversation costs what its last page costs.
+    listen_for_copies()  # for the Copy buttons below and the live reply's
     _fork_origin(chat)
     start = history_start(chat.messages, _history_limit(chat))
     if start:
@@ -86,11 +87,11 @@ def draw_history(chat: ChatSession) -> None:
                 draw_blocks(message.content)
                 if isinstance(message, AssistantMessageToolCall):
                     for call in message.tool_calls:
-                        draw_tool_call(call, results.get(call.id), f"{chat.conversation_id}-{call.id}")
+                        draw_tool_call(call, results.get(call.id), copyable=True)
                 draw_failure(message)
                 st.caption(reply_caption(message))
                 if message.text:
-                    copy_button(message.text, "Copy reply", key=f"copy-{chat.conversation_id}-{index}")
+                    copy_button(message.text, "Copy reply")
                 if index in replies:
                     first, end = replies[index]
                     draw_timeline(chat.messages[first:end], key=f"timeline-{chat.conversation_id}-{index}")
@@ -106,7 +107,7 @@ def draw_history(chat: ChatSession) -> None:
                     )
         elif message.tool_call_id not in asked:
             with st.chat_message("assistant", avatar=avatars.TOOL):
-                draw_tool_result(message, f"{chat.conversation_id}-{message.tool_call_id}")
+                draw_tool_result(message, copyable=True)
     if last_prompt >= 0 and not st.session_state.get("yiem_pending"):
         with st.container(horizontal=True):
             if st.button(

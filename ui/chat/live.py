@@ -176,7 +176,7 @@ def _draw_run(events: Iterator[AgentEvent | Quiet], inline: InlineQuestions) -> 
             )
             with status:
                 st.caption("Result")
-                messages.draw_tool_result(event.result, f"live-{event.tool_call.id}")
+                messages.draw_tool_result(event.result, copyable=True)
         elif isinstance(event, AgentEndEvent) and event.error_message and event.stop_reason != "aborted":
             # Errors of a reply are drawn with it; this is for the loop's own (e.g. too many turns).
             shown = any(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -11,7 +12,7 @@ import streamlit as st
 from ui.chat import agent as chat_agent
 from ui.chat import library as chat_library
 from ui.chat import settings as chat_settings
-from yiem.chat import ChatSession, TranscriptError, export_json, export_markdown, import_json
+from yiem.chat import ChatSession, Transcript, TranscriptError, export_json, export_markdown, import_json
 from yiem.store import MATCH_END, MATCH_START, Conversation, StoreError
 
 DELETE_KEY = "yiem_delete"
@@ -103,13 +104,17 @@ def _snippet(match: str) -> str:
     return plain.replace(MATCH_START, "**").replace(MATCH_END, "**")
 
 
+def _export(chat: ChatSession, export: Callable[[Transcript], str]) -> str:
+    return export(chat.transcript())
+
+
 def _files(chat: ChatSession) -> None:
     with st.expander("Export and import", icon=":material/import_export:"):
         if chat.messages:
-            # Built only when clicked (a deferred download): serialising a long conversation on
-            # every rerun of the page cost more than drawing it.
-            transcript = chat.transcript()
-            stem = (transcript.title or "conversation").replace("/", "-")[:40]
+            # Built only when clicked (a deferred download), the transcript too: reading every
+            # alternative back from the store on each rerun cost more than drawing the page.
+            title = chat.conversation.title if chat.conversation is not None else "New chat"
+            stem = (title or "conversation").replace("/", "-")[:40]
             exports = (
                 ("Export JSON", export_json, "json", "application/json"),
                 ("Export Markdown", export_markdown, "md", "text/markdown"),
@@ -117,7 +122,7 @@ def _files(chat: ChatSession) -> None:
             for label, export, suffix, mime in exports:
                 st.download_button(
                     label,
-                    partial(export, transcript),
+                    partial(_export, chat, export),
                     f"{stem}.{suffix}",
                     mime,
                     key=f"export-{suffix}",
