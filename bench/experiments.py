@@ -5,7 +5,8 @@
    `run_agent_loop` over the same items in one thread. Both in the same run; median of 3. Then
    `--store-items` of them with the store (SQLite in a temporary folder), as the page runs them.
 2. Throughput: 1,000 items × 2 variants against a loopback OpenAI-compatible server whose every
-   reply takes 50 ms, at concurrency 16: wall time against the ideal 2,000 × 50 ms ÷ 16.
+   reply takes 50 ms, at concurrency 16: wall time against the ideal 2,000 × 50 ms ÷ 16. Beside it,
+   the floors without the runner on 16 threads: `run_item` called directly, and bare httpx requests.
 3. The peer: Inspect AI (pinned, in its own venv, see bench/inspect_peer.py) running the same
    2,000 samples against the same server at `max_connections` 16, generate and a text scorer only;
    yiem and Inspect take turns, `--peer-repeat` rounds, and the ratio is of their medians.
@@ -26,9 +27,12 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -36,9 +40,19 @@ from bench.inspect_peer import INSPECT_VERSION, run_peer
 from tests.fixtures.ray import local_ray_cluster
 from yiem import AgentContext, AgentLoopConfig, LlmModel, ScriptedLlm, TextContent, UserMessage
 from yiem.events import AgentEndEvent
-from yiem.experiments import RAY_ADDRESS_ENV, Dataset, ExperimentStore, Variant, run_experiment, scorers
+from yiem.experiments import (
+    RAY_ADDRESS_ENV,
+    Dataset,
+    DatasetItem,
+    ExperimentStore,
+    Variant,
+    run_experiment,
+    run_item,
+    scorers,
+)
 from yiem.loop import run_agent_loop
 from yiem.store import create_store_engine
+from yiem.types import AbortSignal
 
 REPLY = {"content": "The answer is 42.", "usage": {"inputTokens": 12, "outputTokens": 6}}
 
@@ -154,11 +168,8 @@ def serve_in_own_process(delay: float) -> tuple[multiprocessing.Process, int]:
     return process, int(ports.get(timeout=30))
 
 
-def http_seconds(
-    items: int, concurrency: int, base_url: str, executor: str = "threads"
-) -> tuple[float, float]:
-    data = dataset(items)
-    variants = [
+def http_variants(base_url: str) -> list[Variant]:
+    return [
         Variant(
             name=name,
             provider="vllm",
@@ -169,6 +180,13 @@ def http_seconds(
         )
         for name, prompt in (("plain", ""), ("terse", "Be terse."))
     ]
+
+
+def http_seconds(
+    items: int, concurrency: int, base_url: str, executor: Literal["threads", "ray"] = "threads"
+) -> tuple[float, float]:
+    data = dataset(items)
+    variants = http_variants(base_url)
     started, cpu = time.perf_counter(), time.process_time()
     result = run_experiment(data, variants, [scorers.contains()], concurrency=concurrency, executor=executor)
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
@@ -176,6 +194,41 @@ def http_seconds(
     errors = [o.error for o in result.outcomes if o.error]
     assert not errors, errors[:3]
     return elapsed, cpu
+
+
+def floor_seconds(items: int, concurrency: int, base_url: str) -> tuple[float, float]:
+    """The same 2 × `items` without the runner, on `concurrency` threads: `run_item` called directly
+    (the agent run and its scoring), and bare httpx streaming requests (one client per variant)."""
+    variants, data = http_variants(base_url), dataset(items)
+    connected = [variant.connect() for variant in variants]
+    contains, signal = [scorers.contains()], AbortSignal()
+
+    def agent_run(task: tuple[DatasetItem, int]) -> bool:
+        item, k = task
+        llm, model = connected[k]
+        outcome = run_item(variants[k], item, 0, llm, model, [], contains, signal)
+        return outcome is not None and outcome.passed
+
+    clients = [httpx.Client(timeout=60), httpx.Client(timeout=60)]
+    url = f"{base_url}/chat/completions"
+
+    def request(task: tuple[DatasetItem, int]) -> bool:
+        item, k = task
+        body = {"model": "slow", "stream": True, "messages": [{"role": "user", "content": item.input}]}
+        with clients[k].stream("POST", url, json=body, headers={"Authorization": "Bearer bench"}) as response:
+            chunks = [json.loads(line[6:]) for line in response.iter_lines() if line.startswith("data: {")]
+        return len(chunks) == 3
+
+    tasks = [(item, k) for item in data.items for k in range(2)]
+    walls = []
+    for work in (agent_run, request):
+        with ThreadPoolExecutor(concurrency) as pool:
+            started = time.perf_counter()
+            assert all(pool.map(work, tasks))
+            walls.append(time.perf_counter() - started)
+    for client in clients:
+        client.close()
+    return walls[0], walls[1]
 
 
 def main() -> None:
@@ -216,6 +269,7 @@ def main() -> None:
         try:
             http_seconds(20, args.concurrency, base_url)  # warm-up: connections
             wall, cpu = http_seconds(args.http_items, args.concurrency, base_url)
+            direct, bare_http = floor_seconds(args.http_items, args.concurrency, base_url)
             yiem_walls, peer_walls = [wall], []
             for round_ in range(args.peer_repeat):
                 if round_:
@@ -236,6 +290,10 @@ def main() -> None:
             f"{args.concurrency}): {wall / ideal:.2f} ×"
         )
         print(f"   runner CPU {cpu:.2f} s, {cpu / total * 1000:.2f} ms per item (all its threads)")
+        print(
+            f"   without the runner, {args.concurrency} threads: run_item called directly {direct:.2f} s = "
+            f"{direct / ideal:.2f} ×; bare httpx requests {bare_http:.2f} s = {bare_http / ideal:.2f} ×"
+        )
         if peer_walls:
             ours, theirs = statistics.median(yiem_walls), statistics.median(peer_walls)
             print(

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import base64
+import io
+import json
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from yiem.experiments import Dataset, DatasetError, DatasetItem
 from yiem.store import ConversationNotFoundError, ConversationStore, create_store_engine
@@ -55,7 +59,7 @@ def test_csv_errors_name_the_row_and_column(tmp_path: Path) -> None:
 
 
 def test_jsonl_round_trip_keeps_everything(tmp_path: Path) -> None:
-    image = {"type": "image", "data": "aGk=", "mimeType": "image/png"}
+    image = {"type": "image", "data": _picture("PNG"), "mimeType": "image/png"}
     original = Dataset.from_records(
         [
             {"input": "Describe it", "images": [image], "tags": ["vision"], "vars": {"tone": "dry"}},
@@ -165,3 +169,74 @@ def test_with_images_replaces_one_items_images() -> None:
     assert attached.with_images("b", []).items[1].images == []
     with pytest.raises(DatasetError, match="no item 'gone'"):
         data.with_images("gone", [image])
+
+
+def _picture(form: str) -> str:
+    buffer = io.BytesIO()
+    Image.new("RGB", (2, 2), (0, 128, 255)).save(buffer, format=form)
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def test_csv_images_column_takes_data_urls_and_bare_base64() -> None:
+    png, jpeg = _picture("PNG"), _picture("JPEG")
+    text = f'question,pictures\nWhat colour?,"data:image/png;base64,{png}  {jpeg}"\nNone here,\n'
+    data = Dataset.from_csv(text, input="question", images="pictures", vars=[])
+    first, second = data.items
+    assert [(image.data, image.mime_type) for image in first.images] == [
+        (png, "image/png"),
+        (jpeg, "image/jpeg"),
+    ]
+    assert second.images == [] and first.vars == {}
+    # A data URL that claims the wrong type is stored as what its bytes are.
+    wrong = Dataset.from_csv(f'input,images\nx,"data:image/png;base64,{jpeg}"\n')
+    assert wrong.items[0].images[0].mime_type == "image/jpeg"
+    # A JSON list in a CSV cell works too.
+    listed = Dataset.from_csv(f'input,images\nx,"[""{png}"", ""{jpeg}""]"\n')
+    assert len(listed.items[0].images) == 2
+
+
+def test_jsonl_images_column_takes_a_list() -> None:
+    gif = _picture("GIF")
+    line = json.dumps({"q": "Which?", "shots": [f"data:image/gif;base64,{gif}", gif]})
+    (item,) = Dataset.from_jsonl(line + "\n", input="q", images="shots").items
+    assert [image.mime_type for image in item.images] == ["image/gif", "image/gif"]
+    assert "shots" not in item.vars
+
+
+@pytest.mark.parametrize(
+    ("cell", "words"),
+    [
+        ("not*base64!", "Row 2 has image 1 that cannot be used: its data is not base64."),
+        (
+            base64.b64encode(b"just some text").decode(),
+            "Row 2 has image 1 that cannot be used: its data is not a picture",
+        ),
+        ("data:text/plain;base64,aGk=", "Row 2 has image 1 whose data URL is not data:image/"),
+        ("data:image/png,rawbytes", "Row 2 has image 1 whose data URL is not data:image/"),
+        ("[not json", "Row 2 has an images column that starts with [ but is not a JSON list."),
+    ],
+)
+def test_csv_images_that_are_not_pictures_are_refused_naming_the_row(cell: str, words: str) -> None:
+    png = _picture("PNG")
+    # The bad one second in its cell, after a good one: the message names which image.
+    second = cell if cell.startswith("[") else f"{png} {cell}"
+    text = f'input,images\nfine,{png}\nbad,"{second}"\n'
+    words = words if cell.startswith("[") else words.replace("image 1", "image 2")
+    with pytest.raises(DatasetError) as caught:
+        Dataset.from_csv(text)
+    assert str(caught.value).startswith(words)
+
+
+def test_jsonl_image_blocks_are_checked_too() -> None:
+    fake = {"type": "image", "data": "aGk=", "mimeType": "image/png"}
+    with pytest.raises(
+        DatasetError, match="Row 1 has image 1 that cannot be used: its data is not a picture"
+    ):
+        Dataset.from_jsonl(json.dumps({"input": "x", "images": [fake]}))
+    with pytest.raises(DatasetError, match="Row 1 has image 1 that is neither a data URL"):
+        Dataset.from_jsonl(json.dumps({"input": "x", "images": [42]}))
+    with pytest.raises(DatasetError, match="Row 1 has an images column that is neither text nor a list"):
+        Dataset.from_jsonl(json.dumps({"input": "x", "images": {"a": 1}}))
+    # With no images column chosen, the column is left alone (and is not a var either).
+    (item,) = Dataset.from_jsonl(json.dumps({"input": "x", "images": [fake]}), images=None).items
+    assert item.images == [] and item.vars == {}

@@ -49,6 +49,7 @@ class Model:
     def __init__(self, cluster: RayCluster | None) -> None:
         self.cluster = cluster
         self.requests: list[str] = []
+        self.keys: dict[str, str] = {}  # prompt -> the Authorization header it came with
         self.killed: list[int] = []
         self.lock = threading.Lock()
 
@@ -71,6 +72,7 @@ def model_server(ray_cluster: RayCluster) -> Iterator[tuple[str, Model]]:
             system = next((m["content"] for m in messages if m["role"] == "system"), "")
             with model.lock:
                 model.requests.append(prompt)
+                model.keys[prompt] = self.headers.get("Authorization", "")
                 first_kill = "kill" in prompt and not model.killed
             if first_kill:
                 # A worker dies mid-item: kill the Ray worker process holding this connection.
@@ -177,3 +179,25 @@ def test_lone_surrogates_cross_the_cluster_replaced(
     result = run_experiment(spec=spec, executor=RayExecutor(spec, ray_cluster.address))
     assert result.status == "finished"
     assert [(o.output, o.error) for o in result.outcomes] == [("You said: odd \ufffd \ufffd", None)]
+
+
+def test_two_runs_on_the_same_workers_each_read_their_own_spec(
+    ray_cluster: RayCluster, model_server: tuple[str, Model]
+) -> None:
+    """A worker reads a run's spec once (on its first task of that run) and keeps it by run id, so
+    the next run on the same workers, with other items and another key, never sees the first's."""
+    base_url, model = model_server
+    first = _spec(base_url, ["alpha", "beta"])
+    run_experiment(spec=first, executor=RayExecutor(first, ray_cluster.address))
+    second = _spec(base_url, ["gamma", "delta", "epsilon"])
+    for variant in second.variants:
+        variant.api_key = "another"
+    result = run_experiment(spec=second, executor=RayExecutor(second, ray_cluster.address))
+    assert result.status == "finished"
+    assert {(o.item_id, o.output) for o in result.outcomes if o.variant == "plain"} == {
+        ("i0", "You said: gamma"),
+        ("i1", "You said: delta"),
+        ("i2", "You said: epsilon"),
+    }
+    assert model.requests.count("gamma") == 2  # once per variant: each task got its run's items
+    assert (model.keys["alpha"], model.keys["gamma"]) == ("Bearer test", "Bearer another")

@@ -3,6 +3,7 @@ comparison), and the page's editors build the draft it runs."""
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 from pathlib import Path
@@ -292,3 +293,44 @@ def test_images_attached_to_an_item_are_kept_and_reach_the_model(db_url: str) ->
     again.selectbox(key="exp_w_image_item").set_value("b").run()
     again.button(key="exp_w_remove_images").click().run()
     assert again.session_state["exp_draft"].dataset.items[1].images == []
+
+
+def test_csv_upload_with_an_images_column_attaches_them(db_url: str) -> None:
+    picture = base64.b64encode(_png((0, 0, 255))).decode()
+    shots = f"data:image/png;base64,{picture} {picture}"
+    csv_text = f'question,answer,shots\nWhat colour?,blue,"{shots}"\nNo picture,x,\n'
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.run()
+    uploader = next(u for u in at.get("file_uploader") if u.label == "Upload CSV or JSONL")
+    uploader.set_value([("quiz.csv", csv_text.encode(), "text/csv")]).run()
+    assert not at.exception, at.exception
+    at.selectbox(key="exp_w_map_input").set_value("question").run()
+    at.selectbox(key="exp_w_map_expected").set_value("answer").run()
+    assert _widget(at.selectbox, "Images column").options == ["(none)", "shots"]
+    at.selectbox(key="exp_w_map_images").set_value("shots").run()
+    assert "shots" not in at.multiselect(key="exp_w_map_vars").options
+    at.radio(key="exp_w_map_mode").set_value("Replace the dataset").run()
+    at.button(key="exp_w_import").click().run()
+    assert not at.exception, at.exception
+    items = at.session_state["exp_draft"].dataset.items
+    assert [(item.input, item.expected, len(item.images)) for item in items] == [
+        ("What colour?", "blue", 2),
+        ("No picture", "x", 0),
+    ]
+    assert items[0].images[0].mime_type == "image/png"
+    table = next(d.value for d in at.dataframe if "images" in d.value.columns)
+    assert list(table["images"]) == ["2", ""]
+
+
+def test_csv_upload_with_a_cell_that_is_not_a_picture_says_which_row(db_url: str) -> None:
+    fake = base64.b64encode(b"plain words").decode()
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.run()
+    uploader = next(u for u in at.get("file_uploader") if u.label == "Upload CSV or JSONL")
+    uploader.set_value([("quiz.csv", f"input,images\nfine,\nbad,{fake}\n".encode(), "text/csv")]).run()
+    assert at.selectbox(key="exp_w_map_images").value == "images"  # a column named images is picked
+    at.button(key="exp_w_import").click().run()
+    assert any(
+        "Row 2 has image 1 that cannot be used: its data is not a picture" in str(e.value) for e in at.error
+    )
+    assert at.session_state["exp_draft"].dataset.items == []

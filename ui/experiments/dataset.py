@@ -126,20 +126,24 @@ def _upload(draft: ExperimentDraft) -> None:
         return
     input_column = st.selectbox("Input column", columns, key=f"{WIDGET_PREFIX}map_input")
     rest = [c for c in columns if c != input_column]
-    expected = st.selectbox(
-        "Expected column",
-        ["(none)", *rest],
-        index=1 + rest.index("expected") if "expected" in rest else 0,
-        key=f"{WIDGET_PREFIX}map_expected",
+    expected = _optional_column("Expected column", rest, "expected")
+    others = [c for c in rest if c != expected]
+    images = _optional_column(
+        "Images column",
+        others,
+        "images",
+        help="Each cell: data URLs (data:image/png;base64,…) or base64 of PNG, JPEG, GIF or WebP pictures, "
+        "separated by spaces (in JSONL, a list)",
     )
     var_columns = st.multiselect(
         "Columns as template vars",
-        [c for c in rest if c not in (expected, "tags", "id")],
+        [c for c in others if c not in (images, "tags", "id")],
         key=f"{WIDGET_PREFIX}map_vars",
     )
     mapping: dict[str, Any] = {
         "input": input_column,
-        "expected": None if expected == "(none)" else expected,
+        "expected": expected,
+        "images": images,
         "vars": var_columns,
         "tags": "tags" if "tags" in columns else None,
         "id": "id" if "id" in columns else None,
@@ -159,6 +163,18 @@ def _upload(draft: ExperimentDraft) -> None:
         items = loaded.items if mode.startswith("Replace") else [*draft.dataset.items, *loaded.items]
         _replace(draft, Dataset(name=draft.dataset.name, items=items))
         st.rerun()
+
+
+def _optional_column(label: str, columns: list[str], name: str, help: str | None = None) -> str | None:
+    """A column picked for `name`, preselected when one is called so; None for "(none)"."""
+    picked = st.selectbox(
+        label,
+        ["(none)", *columns],
+        index=1 + columns.index(name) if name in columns else 0,
+        key=f"{WIDGET_PREFIX}map_{name}",
+        help=help,
+    )
+    return None if picked == "(none)" else picked
 
 
 def _chat_label(conversation: Conversation) -> str:

@@ -27,8 +27,8 @@ def image_bytes(block: ImageContent) -> bytes:
         raise ImageDataError("its data is not base64") from error
 
 
-def check_image(block: ImageContent) -> None:
-    """`ImageDataError` unless the block holds a whole PNG, JPEG, GIF or WebP picture.
+def check_image(block: ImageContent) -> str:
+    """The MIME type of the picture the block holds; `ImageDataError` unless a whole PNG, JPEG, GIF or WebP.
 
     The file's structure is checked without decoding its pixels, so a huge picture costs little.
     """
@@ -37,7 +37,9 @@ def check_image(block: ImageContent) -> None:
     data = image_bytes(block)
     try:
         with Image.open(io.BytesIO(data), formats=PICTURE_FORMATS) as picture:
+            mime_type = Image.MIME[picture.format or "PNG"]
             picture.verify()
     # Pillow reports a damaged file through any of these (SyntaxError for a broken PNG chunk).
     except (OSError, SyntaxError, ValueError, EOFError, struct.error, Image.DecompressionBombError) as error:
         raise ImageDataError("its data is not a picture (PNG, JPEG, GIF or WebP)") from error
+    return mime_type

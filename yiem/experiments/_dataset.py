@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from yiem.errors import YiemError
+from yiem.experiments._cell_images import CellImageError, cell_images
 from yiem.store import ConversationStore
 from yiem.types import AgentMessage, AssistantMessage, ImageContent, UserMessage, replace_lone_surrogates
 
@@ -95,17 +96,19 @@ class Dataset(BaseModel):
         vars: Sequence[str] | None = None,
         tags: str | None = "tags",
         id: str | None = "id",
+        images: str | None = "images",
     ) -> Dataset:
-        """Items from dicts: `input` names the input column, `expected` and `tags` theirs (None: none).
+        """Items from dicts: `input` names the input column, `expected`, `tags`, `images` theirs (None: none).
 
         `vars` lists the columns that become template vars; None takes every column not otherwise
-        used. Tags may be a list or a comma-separated string.
+        used. Tags may be a list or a comma-separated string; images are data URLs or base64 (a list,
+        or separated by whitespace), each checked to be a picture before it is taken.
         """
         items = []
         for number, record in enumerate(records, start=1):
             if input not in record or record[input] in (None, ""):
                 raise DatasetError(f"Row {number} has no value in the input column {input!r}.")
-            used = {input, expected, tags, id, "images", "vars"}
+            used = {input, expected, tags, id, images, "images", "vars"}
             names = [key for key in record if key not in used] if vars is None else list(vars)
             missing = [column for column in names if column not in record]
             if missing:
@@ -115,11 +118,15 @@ class Dataset(BaseModel):
                 row_vars = {**{k: _text(v) for k, v in record["vars"].items()}, **row_vars}
             raw_expected = record.get(expected) if expected else None
             try:
+                row_images = cell_images(record.get(images)) if images else []
+            except CellImageError as error:
+                raise DatasetError(f"Row {number} has {error}.") from None
+            try:
                 items.append(
                     DatasetItem(
                         id=_text(record[id]) if id and record.get(id) not in (None, "") else _item_id(),
                         input=_text(record[input]),
-                        images=record.get("images") or [],
+                        images=row_images,
                         expected=None if raw_expected in (None, "") else _text(raw_expected),
                         vars=row_vars,
                         tags=_tags(record.get(tags) if tags else None),

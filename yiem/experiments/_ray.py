@@ -102,19 +102,16 @@ def _worker_tools(names: list[str]) -> dict[str, AgentTool]:
 
 
 def run_remote_item(
-    spec_json: str,
-    run_id: str,
+    spec: RunSpec,
     variant_name: str,
     item_index: int,
     repeat: int,
     limits: Limits | None = None,
 ) -> tuple[str | None, str | None]:
-    """What a Ray task runs: one item under one variant. The outcome as JSON (None if cancelled or
-    refused), and the words of a spending limit that refused one of its requests."""
+    """What a Ray task runs: one item of a run's spec under one variant. The outcome as JSON (None if
+    cancelled or refused), and the words of a spending limit that refused one of its requests."""
+    run_id = spec.run_id
     with _worker_lock:
-        spec = _specs.get(run_id)
-        if spec is None:
-            spec = _specs[run_id] = RunSpec.model_validate_json(spec_json)
         if limits is not None and run_id not in _judges_limited:
             limit_judges(spec.scorers, _worker_guard(limits), _refused)
             _judges_limited.add(run_id)
@@ -170,7 +167,9 @@ class RayExecutor:
         self._on_refuse = on_refuse
         # Keys typed in the page travel with the task (never stored); the spec's JSON leaves them out.
         self._keys = {variant.name: variant.api_key for variant in spec.variants if variant.api_key}
-        self._spec_json = model_json(spec)
+        # In the object store once, and boxed so that Ray does not fetch it for every task: a worker
+        # reads it only for its first task of the run. Sent inline it was the whole dataset per task.
+        self._spec_box = [ray.put(model_json(spec))]
         self._remote = ray.remote(max_retries=TASK_RETRIES, num_cpus=1)(_task)
         self._index = {item.id: index for index, item in enumerate(spec.dataset.items)}
         self._refs: list[Any] = []
@@ -179,7 +178,7 @@ class RayExecutor:
         self, variant: Variant, item: DatasetItem, repeat: int, spec: RunSpec, signal: AbortSignal
     ) -> Future[ItemOutcome | None]:
         ref = self._remote.remote(
-            self._spec_json,
+            self._spec_box,
             self._keys,
             spec.run_id,
             variant.name,
@@ -219,17 +218,22 @@ class RayExecutor:
 
 
 def _task(
-    spec_json: str,
+    spec_box: list[Any],
     keys: dict[str, str],
     run_id: str,
     variant_name: str,
     item_repeat: tuple[int, int],
     limits: Limits | None,
 ) -> tuple[str | None, str | None]:
-    if keys:
-        spec = RunSpec.model_validate_json(spec_json)
-        for variant in spec.variants:
-            variant.api_key = keys.get(variant.name, "")
-        with _worker_lock:
-            _specs.setdefault(run_id, spec)
-    return run_remote_item(spec_json, run_id, variant_name, *item_repeat, limits)
+    with _worker_lock:
+        spec = _specs.get(run_id)
+        if spec is None:
+            # Parsed once per worker and run, not per task: the spec holds the whole dataset.
+            import ray
+
+            spec = RunSpec.model_validate_json(ray.get(spec_box[0]))
+            if keys:
+                for variant in spec.variants:
+                    variant.api_key = keys.get(variant.name, "")
+            _specs[run_id] = spec
+    return run_remote_item(spec, variant_name, *item_repeat, limits)
