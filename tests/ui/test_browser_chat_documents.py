@@ -46,7 +46,7 @@ def test_an_attached_pdf_goes_to_the_model_as_a_named_block_and_the_answer_quote
 
     _send(page, QUESTION)
     conversation_id = open_conversation_id(page)
-    expect(page.get_by_text(re.compile(r"\d+ in · \d+ out"))).to_be_visible(timeout=120_000)
+    expect(page.get_by_text(re.compile(r"\d+ in · \d+ out")).first).to_be_visible(timeout=120_000)
     saved = saved_messages(streamlit_app, conversation_id, 2)
     assert [m.role for m in saved] == ["user", "assistant"], streamlit_app.log()
     prompt, reply = saved

@@ -39,7 +39,7 @@ def test_copy_a_reply_then_find_its_conversation_by_a_word_only_in_it(
     _limit_replies(page, 12)
     _send(page, PROMPT)
     conversation_id = open_conversation_id(page)
-    expect(page.get_by_text(re.compile(r"\d+ in · \d+ out"))).to_be_visible(timeout=120_000)
+    expect(page.get_by_text(re.compile(r"\d+ in · \d+ out")).first).to_be_visible(timeout=120_000)
     _wait_idle(page)
     reply = store.load_messages(conversation_id)[-1]
     assert isinstance(reply, AssistantMessage) and reply.text
