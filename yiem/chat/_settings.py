@@ -94,6 +94,11 @@ class ChatSettings(BaseModel):
     # What answers MCP servers' sampling requests; None: the chat's own model.
     sampling: SamplingModel | None = None
 
+    def typed_key_for(self, provider: str, base_url: str) -> str:
+        """The key typed this session, if it was typed for this provider and base URL: a typed key
+        is never sent to another server."""
+        return self.api_key if (provider, base_url) == (self.provider, self.base_url) else ""
+
     def for_sampling(self) -> ChatSettings:
         """Settings that reach the model chosen for MCP servers' sampling requests (`connect` them).
 
@@ -102,13 +107,12 @@ class ChatSettings(BaseModel):
         choice = self.sampling
         if choice is None:
             return self
-        same_server = (choice.provider, choice.base_url) == (self.provider, self.base_url)
         return self.model_copy(
             update={
                 "provider": choice.provider,
                 "base_url": choice.base_url,
                 "model_id": choice.model_id,
-                "api_key": choice.api_key or (self.api_key if same_server else ""),
+                "api_key": choice.api_key or self.typed_key_for(choice.provider, choice.base_url),
                 "sampling": None,
             }
         )

@@ -74,13 +74,12 @@ def conversation_setup(
 
 def apply_setup(settings: ChatSettings, setup: ChatSetup) -> ChatSettings:
     """`settings` with `setup` applied; a key typed this session stays only for the same server."""
-    same_server = (settings.provider, settings.base_url) == (setup.provider, setup.base_url)
     return settings.model_copy(
         update={
             "provider": setup.provider,
             "model_id": setup.model_id,
             "base_url": setup.base_url,
-            "api_key": settings.api_key if same_server else "",
+            "api_key": settings.typed_key_for(setup.provider, setup.base_url),
             "system_prompt": setup.system_prompt,
             "temperature": setup.temperature,
             "max_tokens": setup.max_tokens,
