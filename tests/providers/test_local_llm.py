@@ -120,6 +120,8 @@ else:
 print(servers[0]._process.pid, flush=True)
 if sys.argv[1] == "hang":
     time.sleep(120)
+else:  # exit only once the test has seen the server alive (under load it could stop first)
+    sys.stdin.readline()
 """
 
 
@@ -133,6 +135,7 @@ def test_server_never_outlives_its_python_process(ending: str, starter: str) -> 
     """Normal exit runs atexit; SIGKILL, where atexit cannot run, is covered by the parent-death signal."""
     owner = subprocess.Popen(
         [sys.executable, "-c", _OWNER, ending, starter],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).resolve().parents[2],
@@ -142,6 +145,10 @@ def test_server_never_outlives_its_python_process(ending: str, starter: str) -> 
     assert _alive(server_pid)
     if ending == "hang":
         owner.send_signal(signal.SIGKILL)
+    else:
+        assert owner.stdin is not None
+        owner.stdin.write("\n")
+        owner.stdin.close()
     owner.wait(60)
     assert _gone_within(server_pid, 30), f"llama-server {server_pid} outlived its owner"
 
