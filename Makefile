@@ -6,7 +6,10 @@ PY := $(VENV)/bin/python
 # The stamp changes whenever a requirements file does, so edits reinstall and nothing else does.
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt | sha1sum | cut -c1-12)
 
-.PHONY: run test lint typecheck pytest setup-test bench clean
+# pytest's workers: CI's machine has 2 cores, and many tests wait on servers rather than compute.
+PYTEST_WORKERS ?= 2
+
+.PHONY: run test lint typecheck pytest setup-test setup-llama bench clean
 
 $(STAMP):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,11 +22,16 @@ run: $(STAMP)
 
 # Each scripts/setup_*.sh prepares one real part the tests use (llama-server, MCP servers,
 # Chromium, PostgreSQL, axe-core); each caches its slow work and returns at once when it is already done.
-setup-test: $(STAMP)
-	@for script in scripts/setup_*.sh; do \
+setup-test: $(STAMP) setup-llama
+	@for script in $(filter-out scripts/setup_llama.sh,$(wildcard scripts/setup_*.sh)); do \
 	  start=$$SECONDS; PYTHON=$(PY) bash "$$script" || exit 1; took=$$((SECONDS - start)); \
 	  if [ $$took -ge 5 ]; then echo "yiem: $$script took $$took s"; fi; \
 	done
+
+# Needs only the system's Python, so `make test` builds it beside the venv, lint and type checks.
+setup-llama:
+	@start=$$SECONDS; PYTHON=$(PYTHON) bash scripts/setup_llama.sh || exit 1; took=$$((SECONDS - start)); \
+	if [ $$took -ge 5 ]; then echo "yiem: scripts/setup_llama.sh took $$took s"; fi
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -35,9 +43,12 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy app.py ui bench/dashboard.py
 
 pytest: setup-test
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
-test: lint typecheck pytest
+# Two jobs at once: the one-time llama-server build overlaps the installs, lint and type checks.
+test:
+	@$(MAKE) --no-print-directory -j2 --output-sync=line lint typecheck setup-test
+	@$(MAKE) --no-print-directory pytest
 
 # Every benchmark with the arguments docs/benchmarks.md reports (the 1M-row one takes minutes).
 bench: setup-test
