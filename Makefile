@@ -47,7 +47,7 @@ pytest: setup-test
 
 # Two jobs at once: the one-time llama-server build overlaps the installs, lint and type checks.
 test:
-	@$(MAKE) --no-print-directory -j2 --output-sync=line lint typecheck setup-test
+	@$(MAKE) --no-print-directory -j2 lint typecheck setup-test
 	@$(MAKE) --no-print-directory pytest
 
 # Every benchmark with the arguments docs/benchmarks.md reports (the 1M-row one takes minutes).

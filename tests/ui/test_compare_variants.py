@@ -72,6 +72,9 @@ def test_a_saved_variant_fills_a_column_and_the_column_runs_with_it(
     # The first column from the other variant, then one prompt to both: each runs with its variant's settings.
     at.selectbox(key="cmp_variant_0").select("Greetings › chatty (llamacpp/chatty-model)").run()
     assert at.text_input(key="cmp_model_0").value == "chatty-model"
+    # chatty sets no temperature: its column keeps the provider's default, as Chat does.
+    assert at.checkbox(key="cmp_temp_default_0").value is True
+    assert at.checkbox(key="cmp_temp_default_1").value is False
     assert at.text_area(key="cmp_system_1").value == "Answer in three words."  # kept across the pick
     scripted_server.script(streamed_reply("Hello there"), streamed_reply("Hello there"))
     at.chat_input(key="cmp_prompt").set_value("Say hello.").run()
@@ -82,3 +85,5 @@ def test_a_saved_variant_fills_a_column_and_the_column_runs_with_it(
     assert [c.spec.label for c in comparison.columns] == ["llamacpp/chatty-model", "llamacpp/terse-model"]
     assert comparison.columns[1].spec.max_tokens == 64
     assert _system_prompts(scripted_server) == {"chatty-model": "", "terse-model": "Answer in three words."}
+    sent = {request.body["model"]: request.body.get("temperature") for request in scripted_server.requests}
+    assert sent == {"chatty-model": None, "terse-model": 0.2}

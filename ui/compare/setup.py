@@ -16,7 +16,7 @@ SPECS = "compare_specs"
 """Session key: a list of ColumnSpec a test (or a saved comparison) starts the page with."""
 
 
-_WIDGETS = ("provider", "model", "url", "key", "system", "temp", "max_tokens", "tools")
+_WIDGETS = ("provider", "model", "url", "key", "system", "temp_default", "temp", "max_tokens", "tools")
 
 
 def preset_columns(specs: list[ColumnSpec]) -> None:
@@ -132,13 +132,23 @@ def draw_column_settings(saved: list[tuple[str, Variant]]) -> list[ColumnSpec]:
             )
             api_key = st.text_input("API key (this session only)", type="password", key=f"cmp_key_{index}")
             system_prompt = st.text_area("System prompt", value=spec.system_prompt, key=f"cmp_system_{index}")
-            temperature = st.slider(
-                "Temperature",
-                0.0,
-                2.0,
-                value=spec.temperature if spec.temperature is not None else 0.7,
-                step=0.1,
-                key=f"cmp_temp_{index}",
+            # As in Chat: a column set to the provider's default sends no temperature at all.
+            use_default = st.checkbox(
+                "Provider's default temperature",
+                value=spec.temperature is None,
+                key=f"cmp_temp_default_{index}",
+            )
+            temperature = (
+                None
+                if use_default
+                else st.slider(
+                    "Temperature",
+                    0.0,
+                    2.0,
+                    value=spec.temperature if spec.temperature is not None else 0.7,
+                    step=0.1,
+                    key=f"cmp_temp_{index}",
+                )
             )
             max_tokens = st.number_input(
                 "Longest reply in tokens (0: the provider's default)",
