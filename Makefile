@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt | 
 # pytest's workers: CI's machine has 2 cores, and many tests wait on servers rather than compute.
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test lint typecheck pytest setup-test setup-llama bench clean
+.PHONY: run test lint typecheck pytest setup-test setup-llama setup-parts bench clean
 
 $(STAMP):
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,7 +22,10 @@ run: $(STAMP)
 
 # Each scripts/setup_*.sh prepares one real part the tests use (llama-server, MCP servers,
 # Chromium, PostgreSQL, axe-core); each caches its slow work and returns at once when it is already done.
-setup-test: $(STAMP) setup-llama
+setup-test: setup-llama setup-parts
+
+# Not after setup-llama: under `make -j2` these run while llama-server builds.
+setup-parts: $(STAMP)
 	@for script in $(filter-out scripts/setup_llama.sh,$(wildcard scripts/setup_*.sh)); do \
 	  start=$$SECONDS; PYTHON=$(PY) bash "$$script" || exit 1; took=$$((SECONDS - start)); \
 	  if [ $$took -ge 5 ]; then echo "yiem: $$script took $$took s"; fi; \
