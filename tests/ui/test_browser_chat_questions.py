@@ -25,7 +25,6 @@ from tests.ui.test_browser_chat_stop import (
     _wait_idle,
     app_with_everything,
 )
-from tests.ui.test_tools_browser import _fill
 from yiem.store import ConversationStore, create_store_engine
 from yiem.types import TextContent, ToolResultMessage
 
@@ -74,8 +73,14 @@ def test_a_chat_tool_s_question_is_answered_inline_and_the_run_goes_on(
     question = page.locator('[data-testid="stChatMessage"]').filter(has_text="everything asks:")
     expect(question.get_by_role("button", name="Decline")).to_be_visible()
     expect(question.get_by_role("button", name="Cancel")).to_be_visible()
-    _fill(page, "String", "Grace Hopper")  # its rerun parks the run; the form comes back as typed
-    expect(page.get_by_label(re.compile(r"^String( \\\\?\*)?$"))).to_have_value("Grace Hopper")
+    # Typed while the live run redraws the form every tick: no waiting between typing and leaving
+    # the field (a wait for the run to end found the field redrawn at each try). Leaving it reruns,
+    # which parks the run; the form comes back as typed.
+    field = page.get_by_label(re.compile(r"^String( \\\\?\*)?$"))
+    expect(field).to_have_count(1)
+    field.fill("Grace Hopper")
+    field.press("Tab")
+    expect(field).to_have_value("Grace Hopper")
     screenshot(page, "chat-elicitation-inline")
     page.get_by_role("button", name="Accept").click()
     page.get_by_text(ANSWER).first.wait_for(timeout=60_000)
