@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 from sqlalchemy import func, select
 
-from tests.fixtures.browser import StreamlitApp, open_app, screenshot
+from tests.fixtures.browser import StreamlitApp, open_app, screenshot, script_run
 from tests.fixtures.mcp_oauth import ProtectedServers
 from yiem.store import create_store_engine, mcp_sign_ins
 
@@ -30,9 +30,13 @@ def test_sign_in_to_a_protected_server_call_a_tool_and_sign_out(
     page.get_by_label("URL", exact=True).fill(protected_mcp.tools)
     page.get_by_label("Name", exact=True).fill("protected")
     page.get_by_label("Name", exact=True).press("Tab")
-    page.get_by_role("button", name="Add and connect").click()
+    # Each click waits for its run to end: a click while the run before was still drawing was
+    # lost once on a busy machine (the page stayed on "needs you to sign in").
+    with script_run(page):
+        page.get_by_role("button", name="Add and connect").click()
     expect(page.get_by_text("protected needs you to sign in.")).to_be_visible(timeout=60_000)
-    page.get_by_role("button", name="Sign in", exact=True).click()
+    with script_run(page):
+        page.get_by_role("button", name="Sign in", exact=True).click()
     expect(page.get_by_text("It asks for: mcp:tools.")).to_be_visible(timeout=60_000)
     screenshot(page, "mcp-sign-in-offer")
 
