@@ -9,6 +9,7 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.chat import agent as chat_agent
+from ui.temperature import temperature_input
 from yiem.chat import (
     DEFAULT_MODELS,
     LOCAL,
@@ -226,22 +227,7 @@ def draw() -> None:
         settings = _model_fields(settings, _CHAT_FIELDS)
         settings = _sampling_fields(settings)
         system_prompt = st.text_area("System prompt", value=settings.system_prompt, key="set-system")
-        use_default = st.checkbox(
-            "Provider's default temperature", value=settings.temperature is None, key="set-temp-default"
-        )
-        temperature = (
-            None
-            if use_default
-            else st.slider(
-                "Temperature",
-                0.0,
-                2.0,
-                # Temperature 0 is a setting of its own: only "none set yet" starts the slider at 0.7.
-                value=0.7 if settings.temperature is None else settings.temperature,
-                step=0.1,
-                key="set-temp",
-            )
-        )
+        temperature = temperature_input(settings.temperature, "set-temp-default", "set-temp")
         max_tokens = st.number_input(
             "Longest reply in tokens (0: the provider's default)",
             min_value=0,

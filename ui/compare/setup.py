@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import bootstrap
+from ui.temperature import temperature_input
 from yiem.chat import DEFAULT_MODELS, LOCAL, Preset, calls_tools
 from yiem.compare import MAX_COLUMNS, MIN_COLUMNS, ColumnSpec
 from yiem.experiments import Variant
@@ -133,22 +134,8 @@ def draw_column_settings(saved: list[tuple[str, Variant]]) -> list[ColumnSpec]:
             api_key = st.text_input("API key (this session only)", type="password", key=f"cmp_key_{index}")
             system_prompt = st.text_area("System prompt", value=spec.system_prompt, key=f"cmp_system_{index}")
             # As in Chat: a column set to the provider's default sends no temperature at all.
-            use_default = st.checkbox(
-                "Provider's default temperature",
-                value=spec.temperature is None,
-                key=f"cmp_temp_default_{index}",
-            )
-            temperature = (
-                None
-                if use_default
-                else st.slider(
-                    "Temperature",
-                    0.0,
-                    2.0,
-                    value=spec.temperature if spec.temperature is not None else 0.7,
-                    step=0.1,
-                    key=f"cmp_temp_{index}",
-                )
+            temperature = temperature_input(
+                spec.temperature, f"cmp_temp_default_{index}", f"cmp_temp_{index}"
             )
             max_tokens = st.number_input(
                 "Longest reply in tokens (0: the provider's default)",
