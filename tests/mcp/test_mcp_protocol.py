@@ -168,6 +168,19 @@ def test_abort_signal_cancels_the_call(client: McpClient) -> None:
     client.ping()
 
 
+def test_an_error_answering_an_aborted_request_first_still_ends_as_a_cancel(
+    stdio_client: McpClient,
+) -> None:
+    """Seen with tasks under load: Cancel's tasks/cancel made the server answer the waiting
+    tasks/result ("no result stored") before the abort reached that request."""
+    signal = AbortSignal()
+    signal.on_abort(lambda _reason: stdio_client.call_tool("release", {}))  # runs before the call's own
+    threading.Timer(0.2, signal.abort, args=("the person pressed Cancel",)).start()
+    with pytest.raises(McpCancelledError, match="the person pressed Cancel"):
+        stdio_client.call_tool("hold_until_released", {}, signal=signal)
+    stdio_client.ping()
+
+
 def test_already_aborted_signal_sends_nothing(client: McpClient) -> None:
     signal = AbortSignal()
     signal.abort("stopped before it began")

@@ -140,6 +140,7 @@ class ScriptedServer:
         self.tools = [dict(tool) for tool in BASE_TOOLS + (HOSTILE_TOOLS if hostile else [])]
         self.cancelled: set[Any] = set()
         self.received: list[Message] = []
+        self._released, self._answered = threading.Event(), threading.Event()
         self.on_crash: Callable[[], None] = lambda: os._exit(3)
         self._server_requests: dict[Any, threading.Event] = {}
         self._server_replies: dict[Any, Message] = {}
@@ -234,6 +235,19 @@ class ScriptedServer:
             while request_id not in self.cancelled:
                 time.sleep(0.01)
             return None
+        if name == "hold_until_released":  # unlisted: an error once "release" is called
+            # As a task's tasks/result is answered when its task is cancelled: this error goes out
+            # before the answer to "release", so the client reads it first.
+            self._released.wait(10)
+            send(
+                {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": "no result stored"}}
+            )
+            self._answered.set()
+            return None
+        if name == "release":
+            self._released.set()
+            self._answered.wait(10)
+            return _text("released")
         if name == "fail":
             return {"content": [{"type": "text", "text": "it failed on purpose"}], "isError": True}
         if name == "stuck":

@@ -153,6 +153,11 @@ class RpcDispatcher:
             if unsubscribe is not None:
                 unsubscribe()
         if pending.error is not None:
+            if signal is not None and signal.aborted and not isinstance(pending.error, McpCancelledError):
+                # Another abort listener can make the server answer first (a task's tasks/cancel
+                # ends its tasks/result, "no result stored"): the caller who aborted hears a cancel.
+                reason = signal.reason or "aborted"
+                raise McpCancelledError(f"{method!r} was cancelled: {reason}") from pending.error
             raise pending.error
         # Notifications that came before the reply reach their callbacks before the caller goes on.
         self._wait_handled(pending.seen_seq)

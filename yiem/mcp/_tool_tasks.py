@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from yiem.mcp._rpc import ProgressCallback
-from yiem.mcp.errors import McpCancelledError, McpError
+from yiem.mcp.errors import McpError
 from yiem.mcp.models import CallToolResult, McpProgress, McpTask
 from yiem.types import AbortSignal
 
@@ -107,12 +107,7 @@ def run_tool_task(
     try:
         try:
             result = client.request("tasks/result", {"taskId": task.task_id}, timeout=wait, signal=signal)
-        except McpError as error:
-            if signal is not None and signal.aborted and not isinstance(error, McpCancelledError):
-                # Cancel's tasks/cancel can make the server answer tasks/result ("no result
-                # stored") before the abort reaches the request: the caller still hears a cancel.
-                reason = signal.reason or "aborted"
-                raise McpCancelledError(f"{name!r} was cancelled: {reason}") from error
+        except McpError:
             # Why it failed may be in the task's status (cancelled from elsewhere, say).
             if report.listening and not (signal is not None and signal.aborted):
                 stop.set()
