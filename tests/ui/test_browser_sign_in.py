@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import io
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -65,19 +64,14 @@ def _sign_in(page: Any, app: StreamlitApp, provider: OidcProvider, login: str, n
 
 
 def _sign_out(page: Any, app: StreamlitApp) -> None:
-    page.locator(SIDEBAR).get_by_role("button", name="Sign out").click()
-    # The signed-out page can draw before the browser has followed /auth/logout (which drops the
-    # cookie) and the provider's end-session page: wait for the cookie to go, then for the page.
-    deadline = time.monotonic() + 60
-    while _session_cookies(page) and time.monotonic() < deadline:
-        page.wait_for_timeout(200)
-    assert not _session_cookies(page)
+    # The signed-out page can draw before the browser has followed /auth/logout, whose answer
+    # drops the cookie: the check waits for that answer.
+    with page.expect_response(lambda response: "/auth/logout" in response.url, timeout=60_000):
+        page.locator(SIDEBAR).get_by_role("button", name="Sign out").click()
+    # Out of the app and of the provider (its end-session page), back on the app's sign-in page.
     expect(page.get_by_role("button", name="Sign in", exact=True)).to_be_visible(timeout=60_000)
-    page.wait_for_url(re.compile(rf"^{re.escape(app.url)}/"))
-
-
-def _session_cookies(page: Any) -> list[Any]:
-    return [c for c in page.context.cookies() if c["name"].startswith("_streamlit_user")]
+    assert page.url.startswith(app.url)
+    assert not [c for c in page.context.cookies() if c["name"].startswith("_streamlit_user")]
 
 
 def _chat(page: Any, app: StreamlitApp, prompt: str) -> str:
