@@ -7,54 +7,30 @@ rates of a plain -O3 build: `python bench/llama_rates.py OLD/llama-server NEW/ll
 from __future__ import annotations
 
 import argparse
-import socket
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from yiem.providers.local_llm import find_model
+from yiem.providers.local_llm import LocalLlmServer
 
 PROMPT = "Write a long story about a lighthouse keeper and the sea. " * 20
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _rates(binary: str, threads: int, requests: int) -> list[tuple[float, float]]:
     """(prompt tokens/s, generated tokens/s) of each request, from llama-server's own timings."""
-    port = _free_port()
-    command = [binary, "-m", str(find_model()), "--host", "127.0.0.1", "--port", str(port)]
-    command += ["-t", str(threads), "-c", "4096", "-np", "1"]
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        rates = []
+    rates = []
+    with LocalLlmServer(binary=Path(binary), threads=threads, progress=None) as server:
         for n in range(requests):
             body = {"prompt": f"{PROMPT}{n}", "n_predict": 200, "temperature": 0, "ignore_eos": True}
             body["cache_prompt"] = False
-            reply = httpx.post(f"http://127.0.0.1:{port}/completion", json=body, timeout=300).json()
+            reply = httpx.post(f"{server.base_url}/completion", json=body, timeout=300).json()
             timings = reply["timings"]
             rates.append((timings["prompt_per_second"], timings["predicted_per_second"]))
-        return rates
-    finally:
-        server.kill()
-        server.wait()
+    return rates
 
 
 def main() -> None:
