@@ -81,10 +81,9 @@ def model_server(ray_cluster: RayCluster) -> Iterator[tuple[str, Model]]:
                     model.kill_senders.append(sender)
             if first_kill:
                 # A worker dies mid-item: kill the Ray worker process holding this connection.
-                pid = sender
-                assert pid is not None and model.cluster is not None and model.cluster.owns(pid), pid
-                model.killed.append(pid)
-                os.kill(pid, signal.SIGKILL)
+                assert sender is not None and model.cluster is not None and model.cluster.owns(sender), sender
+                model.killed.append(sender)
+                os.kill(sender, signal.SIGKILL)
                 return
             text = f"You said: {prompt}"
             if "shout" in str(system):
