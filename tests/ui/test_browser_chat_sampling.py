@@ -192,3 +192,28 @@ def test_a_declined_sampling_request_refuses_in_words_and_the_run_goes_on(
     finally:
         engine.dispose()
     assert count == 0  # no model was asked
+
+
+def test_reruns_in_quick_succession_while_a_question_is_open_keep_the_run(
+    app_with_everything: StreamlitApp, chat_model: SamplingModel, page: Any
+) -> None:
+    # Each edit reruns the page, which parks the run for the next page run to take up; an edit
+    # made while a page run waited for that hand-over stopped it after it took the run, and lost it.
+    open_app(page, app_with_everything.url)
+    page.locator('[data-testid="stChatInputTextArea"]').wait_for()
+    _use_model_and_tool(page, chat_model, TOOL)
+
+    _send(page, "Ask the server to sample, please.")
+    page.get_by_text(ASKS).wait_for(timeout=60_000)
+    # After a rerun the question is drawn below the reply, outside its chat message.
+    system = page.get_by_test_id("stMainBlockContainer").get_by_label("System prompt")
+    for attempt in range(20):  # no wait between edits: each lands while the last one's rerun hands over
+        system.fill(f"Answer in {attempt + 1} words.")
+        system.press("Tab")
+    # Still there, and the last edit kept: the run was handed on at every rerun.
+    expect(system).to_have_value("Answer in 20 words.", timeout=60_000)
+    page.get_by_role("button", name="Decline").click()
+    page.get_by_text(ANSWER).first.wait_for(timeout=60_000)
+    _wait_idle(page)
+    words, _ = _tool_result(app_with_everything, page)
+    assert "declined to let the server use the model" in words, words

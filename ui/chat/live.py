@@ -244,28 +244,27 @@ def run(chat: ChatSession, prompt: UserMessage, show_in_url: Callable[[], None])
         st.rerun()
     # The loop runs (and saves each message as it ends) in a worker thread. Streamlit raises a Stop
     # only inside an `st` call of this thread, so this thread must wake while a tool runs quietly.
+    parked = parked_runs()  # before the run starts: while Streamlit interrupts, session state is out of reach
     events = BackgroundEvents(chat.answer(run_agent, model), interval=WAKE_SECONDS)
     conversation_id = chat.conversation_id or ""
-    _follow(chat, ParkedRun(conversation_id, prompt, events, agent, model, inline_questions()))
+    _follow(chat, ParkedRun(conversation_id, prompt, events, agent, model, inline_questions()), parked)
 
 
 def resume(chat: ChatSession) -> None:
     """Go on drawing a run parked across a rerun (see ui.chat.questions); one of another
     conversation (the person opened it meanwhile) is stopped, keeping what it saved."""
-    parked = parked_runs().take()
-    if parked is None:
+    parked = parked_runs()
+    run = parked.take()
+    if run is None:
         return
-    if parked.conversation_id != chat.conversation_id:
-        _end(parked, "Stopped: another conversation was opened")
+    if run.conversation_id != chat.conversation_id:
+        _end(run, "Stopped: another conversation was opened")
         return
-    _follow(chat, parked)
+    _follow(chat, run, parked)
 
 
-def _follow(chat: ChatSession, run: ParkedRun) -> None:
+def _follow(chat: ChatSession, run: ParkedRun, parked: ParkedRuns) -> None:
     """Draw `run` to its end, then rerun the page; a Stop or a fault ends it, keeping what it saved."""
-    outcome = run.outcome
-    parked = parked_runs()  # taken now: while Streamlit interrupts, session state is out of reach
-    _redraw_when_interrupted(outcome, run)
     with parked.drawing(run):
         notice = _draw_and_catch(chat, run, parked)
     if notice:
@@ -278,6 +277,9 @@ def _follow(chat: ChatSession, run: ParkedRun) -> None:
 def _draw_and_catch(chat: ChatSession, run: ParkedRun, parked: ParkedRuns) -> str | None:
     events, agent, prompt, outcome = run.events, run.agent, run.prompt, run.outcome
     try:
+        # In here, not before: a page run that took a parked run can be stopped at this first `st`
+        # call (another click came while it waited for the hand-over); the run must park again.
+        _redraw_when_interrupted(outcome, run)
         return _draw_run(events, run.inline)
     except StoreError as error:
         # A reply could not be saved (database locked, deleted conversation, damaged file): the run
