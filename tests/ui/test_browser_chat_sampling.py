@@ -163,15 +163,19 @@ def test_a_sampling_request_is_answered_inline_by_the_sampling_model_and_counted
     assert output_tokens > 0
 
 
+def _ask_to_sample(app: StreamlitApp, chat_model: SamplingModel, page: Any) -> None:
+    """Chat with the sampling tool enabled, until the server's question is on the page."""
+    open_app(page, app.url)
+    page.locator('[data-testid="stChatInputTextArea"]').wait_for()
+    _use_model_and_tool(page, chat_model, TOOL)
+    _send(page, "Ask the server to sample, please.")
+    page.get_by_text(ASKS).wait_for(timeout=60_000)
+
+
 def test_a_declined_sampling_request_refuses_in_words_and_the_run_goes_on(
     app_with_everything: StreamlitApp, chat_model: SamplingModel, page: Any
 ) -> None:
-    open_app(page, app_with_everything.url)
-    page.locator('[data-testid="stChatInputTextArea"]').wait_for()
-    _use_model_and_tool(page, chat_model, TOOL)
-
-    _send(page, "Ask the server to sample, please.")
-    page.get_by_text(ASKS).wait_for(timeout=60_000)
+    _ask_to_sample(app_with_everything, chat_model, page)
     question = page.locator('[data-testid="stChatMessage"]').filter(has_text=ASKS)
     question.get_by_role("button", name="Decline").click()
     page.get_by_text(ANSWER).first.wait_for(timeout=60_000)
@@ -199,12 +203,7 @@ def test_reruns_in_quick_succession_while_a_question_is_open_keep_the_run(
 ) -> None:
     # Each edit reruns the page, which parks the run for the next page run to take up; an edit
     # made while a page run waited for that hand-over stopped it after it took the run, and lost it.
-    open_app(page, app_with_everything.url)
-    page.locator('[data-testid="stChatInputTextArea"]').wait_for()
-    _use_model_and_tool(page, chat_model, TOOL)
-
-    _send(page, "Ask the server to sample, please.")
-    page.get_by_text(ASKS).wait_for(timeout=60_000)
+    _ask_to_sample(app_with_everything, chat_model, page)
     # After a rerun the question is drawn below the reply, outside its chat message.
     system = page.get_by_test_id("stMainBlockContainer").get_by_label("System prompt")
     for attempt in range(20):  # no wait between edits: each lands while the last one's rerun hands over
