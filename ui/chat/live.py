@@ -242,9 +242,9 @@ def run(chat: ChatSession, prompt: UserMessage, show_in_url: Callable[[], None])
         st.rerun()
     if chat_budget.refused(chat, model, settings.max_tokens):  # before any request: the prompt goes back
         st.rerun()
+    parked = parked_runs()  # before the run starts: while Streamlit interrupts, session state is out of reach
     # The loop runs (and saves each message as it ends) in a worker thread. Streamlit raises a Stop
     # only inside an `st` call of this thread, so this thread must wake while a tool runs quietly.
-    parked = parked_runs()  # before the run starts: while Streamlit interrupts, session state is out of reach
     events = BackgroundEvents(chat.answer(run_agent, model), interval=WAKE_SECONDS)
     conversation_id = chat.conversation_id or ""
     _follow(chat, ParkedRun(conversation_id, prompt, events, agent, model, inline_questions()), parked)
