@@ -67,12 +67,17 @@ def test_protocol_log_rows_and_export_mask_secrets(client: McpClient) -> None:
     assert any(row["message"].startswith("tools/call (request #") for row in rows)
     assert any(row["message"] == "notifications/initialized (notification)" for row in rows)
     assert protocol_rows(client.protocol_log, "tools/call")[0]["direction"] == "→ sent"
-    exported = protocol_log_json("everything", client.protocol_log)
+    # server-everything does not speak 2026-07-28: the discover probe, then the handshake.
+    assert [row["revision"] for row in rows if row["message"].startswith("server/discover")] == ["2026-07-28"]
+    assert [row["revision"] for row in rows if row["message"].startswith("initialize")] == ["2025-11-25"]
+    exported = protocol_log_json("everything", client.protocol_log, client.protocol_version)
     assert secret not in exported and "***" in exported
     data = json.loads(exported)
     assert data["server"] == "everything"
     assert data["messages"][0]["direction"] == "sent"
-    assert data["messages"][0]["message"]["method"] == "initialize"
+    assert data["protocolVersion"] == "2025-11-25"
+    assert data["messages"][0]["message"]["method"] == "server/discover"
+    assert data["messages"][2]["message"]["method"] == "initialize"
     assert data["messages"][0]["time"].endswith("+00:00")
     assert secret not in json.dumps(protocol_rows(client.protocol_log))
 

@@ -271,9 +271,14 @@ def test_http_sends_session_and_protocol_headers(http_server: ScriptedHttpServer
     with McpClient.http(http_server.url, headers={"Authorization": "Bearer s3cret"}) as client:
         client.ping()
         session = client.session_id
-    initialize, *after = http_server.requests
+    # The stateless revision is tried first; the scripted server does not speak it.
+    discover, initialize, *after = http_server.requests
+    assert discover["method"] == "server/discover"
+    assert discover["headers"]["MCP-Protocol-Version"] == "2026-07-28"
+    assert discover["headers"]["Mcp-Method"] == "server/discover"
     assert initialize["method"] == "initialize"
     assert "Mcp-Session-Id" not in initialize["headers"]
+    assert "Mcp-Method" not in initialize["headers"]
     assert all(r["headers"]["Mcp-Session-Id"] == session for r in after)
     assert all(r["headers"]["MCP-Protocol-Version"] == "2025-11-25" for r in after)
     assert all(r["headers"]["Authorization"] == "Bearer s3cret" for r in http_server.requests)

@@ -380,9 +380,11 @@ def _draw_details(name: str, client: McpClient) -> None:
                 safe_markdown(f"{title} {info.version}") + "  \n:green[:material/check_circle: connected]"
             )
         with top[1]:
-            st.markdown(
-                f"Protocol **{client.protocol_version}**  \nSession `{client.session_id or 'none (stdio)'}`"
-            )
+            if client.stateless:
+                session = "none (stateless revision)"
+            else:
+                session = f"`{client.session_id}`" if client.session_id else "none (stdio)"
+            st.markdown(f"Protocol revision **{client.protocol_version}**  \nSession {session}")
         with top[2]:
             pings: dict[str, str] = st.session_state.setdefault(_PINGS, {})
             if st.button("Ping", icon=":material/network_ping:", key="tools-ping"):

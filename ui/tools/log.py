@@ -57,14 +57,17 @@ def _draw_log_stream(server: str, client: McpClient) -> None:
 
 def _draw_protocol_log(server: str, client: McpClient) -> None:
     entries = client.protocol_log
-    st.markdown(f"**Protocol log** ({len(entries)} messages, newest first)")
+    st.markdown(
+        f"**Protocol log** ({len(entries)} messages, newest first) · protocol revision "
+        f"**{client.protocol_version}**"
+    )
     cols = st.columns([3, 1], vertical_alignment="bottom")
     needle = cols[0].text_input(
         "Search messages", key=f"tools-protocol-filter:{server}", placeholder="method, id or any text"
     )
     cols[1].download_button(
         "Export JSON",
-        protocol_log_json(server, entries),
+        protocol_log_json(server, entries, client.protocol_version),
         file_name=f"yiem-mcp-{server}-protocol.json",
         mime="application/json",
         icon=":material/download:",

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from yiem.mcp import LogEntry
+from yiem.mcp import LogEntry, message_version
 from yiem.redaction import redact_data
 from yiem.types import replace_lone_surrogates
 
@@ -23,6 +23,16 @@ def message_summary(message: dict[str, Any]) -> str:
         error = message["error"] if isinstance(message["error"], dict) else {}
         return f"error for #{ident}: {error.get('message', '')}"
     return f"result for #{ident}"
+
+
+def message_revision(message: dict[str, Any]) -> str:
+    """The protocol revision a message names: its stateless `_meta`, or the handshake's version."""
+    stamped = message_version(message)
+    if stamped is not None:
+        return stamped
+    params = message.get("params") if "method" in message else message.get("result")
+    version = params.get("protocolVersion") if isinstance(params, dict) else None
+    return version if isinstance(version, str) else ""
 
 
 def protocol_rows(entries: Sequence[LogEntry], contains: str = "", limit: int = 500) -> list[dict[str, Any]]:
@@ -41,6 +51,7 @@ def protocol_rows(entries: Sequence[LogEntry], contains: str = "", limit: int = 
                 "time": datetime.fromtimestamp(at, UTC).strftime("%H:%M:%S.%f")[:-3],
                 "direction": "→ sent" if direction == "sent" else "← received",
                 "message": replace_lone_surrogates(message_summary(message)),
+                "revision": message_revision(message),
                 "bytes": len(text.encode()),
             }
         )
@@ -49,13 +60,14 @@ def protocol_rows(entries: Sequence[LogEntry], contains: str = "", limit: int = 
     return rows
 
 
-def protocol_log_json(server: str, entries: Sequence[LogEntry]) -> str:
-    """The whole log as JSON a person can keep: each message with its ISO time and direction.
+def protocol_log_json(server: str, entries: Sequence[LogEntry], protocol_version: str | None = None) -> str:
+    """The whole log as JSON a person can keep: the revision in use, each message with its time and direction.
 
     Known secrets (keys, header tokens) are masked, as in every export."""
     text = json.dumps(
         {
             "server": server,
+            "protocolVersion": protocol_version,
             "messages": [
                 {
                     "time": datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds"),

@@ -14,6 +14,7 @@ from yiem.mcp._oauth import (
     revoke_grant,
     start_sign_in,
 )
+from yiem.mcp._revision import LATEST_STATELESS, STATELESS_VERSIONS, Revision, message_version
 from yiem.mcp._rpc import LogEntry
 from yiem.mcp._tool_tasks import TaskCallback
 from yiem.mcp.client import PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, McpClient
@@ -40,6 +41,7 @@ from yiem.mcp.errors import (
     McpProtocolError,
     McpSessionExpiredError,
     McpTimeoutError,
+    McpVersionMismatchError,
 )
 from yiem.mcp.models import (
     AudioBlock,
@@ -72,7 +74,9 @@ from yiem.mcp.models import (
 )
 
 __all__ = [
+    "LATEST_STATELESS",
     "PROTOCOL_VERSION",
+    "STATELESS_VERSIONS",
     "SUPPORTED_PROTOCOL_VERSIONS",
     "AudioBlock",
     "CallToolResult",
@@ -108,6 +112,7 @@ __all__ = [
     "McpTask",
     "McpTimeoutError",
     "McpTool",
+    "McpVersionMismatchError",
     "OAuthChallenge",
     "OAuthClient",
     "OAuthGrant",
@@ -116,6 +121,7 @@ __all__ = [
     "PromptMessage",
     "ResourceContents",
     "ResourceLinkBlock",
+    "Revision",
     "Root",
     "SamplingHandler",
     "SamplingRequest",
@@ -130,6 +136,7 @@ __all__ = [
     "finish_sign_in",
     "literal_entry",
     "load_mcp_config",
+    "message_version",
     "parse_mcp_config",
     "parse_server_entry",
     "refresh_grant",

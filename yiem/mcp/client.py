@@ -4,13 +4,25 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from yiem.mcp import _input_required
 from yiem.mcp._client_features import ClientFeatures, ElicitationHandler, SamplingHandler
+from yiem.mcp._headers import header_map, invalid_header_reason
 from yiem.mcp._oauth import GrantAuth
+from yiem.mcp._revision import (
+    HANDSHAKE_VERSIONS,
+    SERVER_INFO_KEY,
+    SUPPORTED_VERSIONS,
+    Revision,
+    check_result_meta,
+    negotiate,
+    stamp_meta,
+    version_mismatch,
+)
 from yiem.mcp._rpc import (
     EventSink,
     LogEntry,
@@ -20,7 +32,13 @@ from yiem.mcp._rpc import (
     RpcDispatcher,
 )
 from yiem.mcp._tool_tasks import TaskCallback, ToolTaskMethods, run_tool_task, runs_as_task
-from yiem.mcp.errors import McpConnectionError, McpError, McpProtocolError, McpSessionExpiredError
+from yiem.mcp.errors import (
+    UNSUPPORTED_PROTOCOL_VERSION,
+    McpConnectionError,
+    McpError,
+    McpProtocolError,
+    McpSessionExpiredError,
+)
 from yiem.mcp.http import HttpTransport
 from yiem.mcp.models import (
     CallToolResult,
@@ -42,8 +60,10 @@ from yiem.types import AbortSignal
 
 logger = logging.getLogger(__name__)
 
-PROTOCOL_VERSION = "2025-11-25"
-SUPPORTED_PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
+# What `initialize` proposes to a server that does not speak the stateless revision.
+PROTOCOL_VERSION = HANDSHAKE_VERSIONS[0]
+SUPPORTED_PROTOCOL_VERSIONS = SUPPORTED_VERSIONS
+DISCOVER_TIMEOUT = 10.0
 CLIENT_INFO = {"name": "yiem", "version": "0.1.0"}
 MAX_PAGES = 1000
 
@@ -72,6 +92,8 @@ class McpClient(ToolTaskMethods):
         self.client_info = dict(client_info or CLIENT_INFO)
         self.server_info = ServerInfo()
         self.protocol_version: str | None = None
+        # The revision agreed on (None until connected); it stamps every request.
+        self.revision: Revision | None = None
         self.capabilities: dict[str, Any] = {}
         self.instructions: str | None = None
         self._rpc = RpcDispatcher(
@@ -181,41 +203,59 @@ class McpClient(ToolTaskMethods):
         return getattr(self.transport, "session_id", None)
 
     def connect(self) -> McpClient:
-        """Open the transport and run the initialize handshake; raises `McpError` and cleans up on failure."""
+        """Open the transport and agree on a revision (`server/discover`, else the `initialize`
+        handshake); raises `McpError` and cleans up on failure."""
         self.transport.start(self._rpc.on_message, self._rpc.on_failure)
         try:
-            self._initialize()
+            if getattr(self.transport, "stateless_capable", True):
+                version, result = negotiate(self._discover, self._handshake, self.label)
+            else:
+                version, result = self._handshake_checked()
+            self._adopt(version, result)
         except BaseException:
             self.close()
             raise
         return self
 
-    def _initialize(self) -> None:
-        result = self.request(
-            "initialize",
-            {
-                "protocolVersion": PROTOCOL_VERSION,
-                "capabilities": self.features.capabilities(),
-                "clientInfo": self.client_info,
-            },
-            timeout=self.init_timeout,
-            _retry_session=False,
-        )
-        version = result.get("protocolVersion")
-        if version not in SUPPORTED_PROTOCOL_VERSIONS:
-            raise McpProtocolError(
-                f"MCP server {self.label} speaks protocol version {version!r}, which yiem does not "
-                f"support (it supports {', '.join(SUPPORTED_PROTOCOL_VERSIONS)})",
-                data={"protocolVersion": version},
-            )
-        self.protocol_version = str(version)
-        self.server_info = ServerInfo.model_validate(result.get("serverInfo") or {})
+    @property
+    def stateless(self) -> bool:
+        """True when the session speaks the stateless 2026-07-28 revision."""
+        return self.revision is not None and self.revision.stateless
+
+    def _discover(self, version: str) -> dict[str, Any]:
+        params = stamp_meta(None, version, self.client_info, self.features.capabilities())
+        timeout = min(self.init_timeout, DISCOVER_TIMEOUT)
+        return self._rpc.request("server/discover", params, timeout, None, None, None)
+
+    def _handshake(self) -> dict[str, Any]:
+        params = {
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": self.features.capabilities(),
+            "clientInfo": self.client_info,
+        }
+        return self._rpc.request("initialize", params, self.init_timeout, None, None, None)
+
+    def _handshake_checked(self) -> tuple[str, dict[str, Any]]:
+        return negotiate(_no_discover, self._handshake, self.label)
+
+    def _adopt(self, version: str, result: dict[str, Any]) -> None:
+        self.revision = Revision(version, self.client_info, self.features.capabilities())
+        check_result_meta(result, self.revision, "server/discover", self.label)
+        self.protocol_version = version
+        raw_meta = result.get("_meta")
+        meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+        info = result.get("serverInfo") or meta.get(SERVER_INFO_KEY) or {}
+        self.server_info = ServerInfo.model_validate(info if isinstance(info, dict) else {})
         capabilities = result.get("capabilities")
         self.capabilities = capabilities if isinstance(capabilities, dict) else {}
         instructions = result.get("instructions")
         self.instructions = instructions if isinstance(instructions, str) else None
-        self.transport.initialized(self.protocol_version)
-        self.notify("notifications/initialized")
+        self.transport.initialized(version)
+        if not self.revision.stateless:
+            self.notify("notifications/initialized")
+
+    def _initialize(self) -> None:
+        self._adopt(*self._handshake_checked())
 
     def close(self) -> None:
         """End the session: stop the process or send DELETE; pending requests fail."""
@@ -255,14 +295,44 @@ class McpClient(ToolTaskMethods):
 
         `timeout` is how long the server may stay silent (progress resets it); `max_timeout` caps the total.
         """
+
+        def send(stamped: dict[str, Any] | None) -> dict[str, Any]:
+            return self._rpc.request(method, stamped, timeout, max_timeout, on_progress, signal)
+
+        result = self._request_once(method, params, send, _retry_session)
+        if self.stateless and _input_required.needs_input(result):
+
+            def retry(responses: dict[str, Any] | None, state: str | None) -> dict[str, Any]:
+                again = _input_required.retry_params(params, responses, state)
+                return self._request_once(method, again, send, False)
+
+            result = _input_required.resolve(result, self.request_handlers, retry, self.label, method)
+        return result
+
+    def _request_once(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        send: Callable[[dict[str, Any] | None], dict[str, Any]],
+        retry_session: bool,
+    ) -> dict[str, Any]:
+        revision = self.revision
+        stamped = revision.stamp(params) if revision is not None else params
         generation = self._session_generation
         try:
-            return self._rpc.request(method, params, timeout, max_timeout, on_progress, signal)
+            result = send(stamped)
         except McpSessionExpiredError:
-            if not _retry_session:
+            if not retry_session:
                 raise
             self._reinitialize(generation)
-            return self._rpc.request(method, params, timeout, max_timeout, on_progress, signal)
+            result = send(stamped)
+        except McpError as exc:
+            if exc.code == UNSUPPORTED_PROTOCOL_VERSION and revision is not None:
+                raise version_mismatch(exc, self.label, revision.version) from exc
+            raise
+        if revision is not None:
+            check_result_meta(result, revision, method, self.label)
+        return result
 
     def _reinitialize(self, generation: int) -> None:
         with self._session_lock:
@@ -292,8 +362,25 @@ class McpClient(ToolTaskMethods):
         self.request("ping", timeout=timeout)
 
     def list_tools(self) -> list[McpTool]:
-        """Every tool, following `nextCursor` to the end (SP-009)."""
-        tools = [McpTool.model_validate(raw) for raw in self._paginate("tools/list", "tools")]
+        """Every tool, following `nextCursor` to the end (SP-009).
+
+        At 2026-07-28 a tool whose `x-mcp-header` marks break the rules is left out (and logged).
+        """
+        raws = self._paginate("tools/list", "tools")
+        marks = getattr(self.transport, "header_marks", None)
+        if self.stateless:
+            kept = []
+            for raw in raws:
+                reason = invalid_header_reason(raw.get("inputSchema"))
+                if reason is None:
+                    kept.append(raw)
+                else:
+                    logger.warning("MCP server %s: left out tool %r: %s", self.label, raw.get("name"), reason)
+            raws = kept
+            if isinstance(marks, dict):
+                marks.clear()
+                marks.update({str(raw.get("name")): header_map(raw.get("inputSchema")) for raw in raws})
+        tools = [McpTool.model_validate(raw) for raw in raws]
         self._task_support = {tool.name: tool.task_support for tool in tools}
         return tools
 
@@ -420,3 +507,8 @@ class McpClient(ToolTaskMethods):
             seen.add(str(next_cursor))
             cursor = str(next_cursor)
         raise McpProtocolError(f"MCP server {self.label} sent more than {MAX_PAGES} pages for {method}")
+
+
+def _no_discover(version: str) -> dict[str, Any]:
+    """For a transport that predates the stateless revision: go straight to the handshake."""
+    raise McpError(-32601, f"server/discover is not sent over this transport (revision {version})")

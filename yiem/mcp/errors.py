@@ -85,3 +85,13 @@ class McpConfigError(McpError):
     def _describe(self) -> str:
         # A configuration problem never reached a server: no JSON-RPC code in the message.
         return self.message
+
+
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+
+class McpVersionMismatchError(McpError):
+    """The server refused the protocol revision (`-32022`) and shares none with this client."""
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(UNSUPPORTED_PROTOCOL_VERSION, message, data)

@@ -16,7 +16,9 @@ import httpx
 
 from yiem._sse import sse_events
 from yiem.limits import ResponseLimits, ResponseTooLargeError, capped, read_capped, text_lines
+from yiem.mcp._headers import HeaderMap, param_headers
 from yiem.mcp._oauth import GrantAuth, McpSignInRequiredError, parse_challenge
+from yiem.mcp._revision import STATELESS_VERSIONS, message_version, standard_headers
 from yiem.mcp.errors import McpConnectionError, McpError, McpSessionExpiredError
 from yiem.mcp.transport import Message, OnFailure, OnMessage, encode_message
 
@@ -31,7 +33,13 @@ def iter_sse_data(lines: Iterator[str]) -> Iterator[str]:
 
 
 class HttpTransport:
-    """POSTs each message to `url`, keeping `Mcp-Session-Id`; replies are read in worker threads."""
+    """POSTs each message to `url`, keeping `Mcp-Session-Id`; replies are read in worker threads.
+
+    A message stamped with the stateless revision's `_meta` goes without a session, with the
+    standard `Mcp-Method`/`Mcp-Name` headers and its tool's `Mcp-Param-*` headers.
+    """
+
+    stateless_capable = True
 
     def __init__(
         self,
@@ -57,6 +65,10 @@ class HttpTransport:
         self.headers = dict(headers or {})
         self.session_id: str | None = None
         self.protocol_version: str | None = None
+        # True once a stateless revision was agreed: no session, no GET stream, no notifications.
+        self.stateless = False
+        # Tool name -> its `x-mcp-header` marks, from the last `tools/list` (McpClient fills it).
+        self.header_marks: dict[str, HeaderMap] = {}
         self._http = httpx.Client(
             # Certificates are loaded only for https (loading them costs tens of milliseconds).
             verify=url.startswith("https://"),
@@ -81,7 +93,10 @@ class HttpTransport:
 
     def initialized(self, protocol_version: str) -> None:
         self.protocol_version = protocol_version
-        if self.listen and self._listener is None:
+        self.stateless = protocol_version in STATELESS_VERSIONS
+        if self.stateless:
+            self.session_id = None
+        if self.listen and self._listener is None and not self.stateless:
             # Opened before `notifications/initialized`, and waited for, because servers often
             # announce their lists right after it and drop what no stream is open to carry.
             self._listener = threading.Thread(target=self._listen, name="mcp-http-listen", daemon=True)
@@ -106,6 +121,10 @@ class HttpTransport:
         if "method" in message and "id" in message:
             # A request: its reply may stream for a long time, so a worker reads it.
             self._workers.submit(self._post_request, message)
+        elif self.stateless:
+            # The stateless revision has no client notifications over HTTP: a cancel is the
+            # closed stream (`abandon`), and nothing else is announced.
+            logger.debug("not sent to stateless MCP server %s: %s", self.url, message.get("method"))
         else:
             # Notifications and our replies to the server: the server answers 202 at once.
             # The caller waits on this POST itself, so it must not wait forever.
@@ -134,10 +153,20 @@ class HttpTransport:
 
     # --- internals ---------------------------------------------------------------------
 
-    def _headers(self, accept: str = ACCEPT) -> dict[str, str]:
+    def _headers(self, accept: str = ACCEPT, message: Message | None = None) -> dict[str, str]:
         headers = {"Accept": accept, "Content-Type": "application/json", **self.headers}
         if self.auth is not None:
             headers["Authorization"] = self.auth.header()
+        stamped = standard_headers(message) if message is not None else {}
+        if stamped:
+            headers |= stamped
+            params = message.get("params") if message is not None else None
+            if message is not None and message.get("method") == "tools/call" and isinstance(params, dict):
+                marks = self.header_marks.get(str(params.get("name")))
+                arguments = params.get("arguments")
+                if marks and isinstance(arguments, dict):
+                    headers |= param_headers(marks, arguments)
+            return headers
         if self.session_id:
             headers["Mcp-Session-Id"] = self.session_id
         if self.protocol_version:
@@ -148,7 +177,11 @@ class HttpTransport:
         body = encode_message(message)
         try:
             request = self._http.build_request(
-                "POST", self.url, content=body, headers=self._headers(), timeout=timeout or self._http.timeout
+                "POST",
+                self.url,
+                content=body,
+                headers=self._headers(message=message),
+                timeout=timeout or self._http.timeout,
             )
             return self._http.send(request, stream=True)
         except httpx.ConnectError as exc:
@@ -166,7 +199,8 @@ class HttpTransport:
                 if response.status_code >= 400:
                     raise self._status_error(response, message, self._read_body(response))
                 session_id = response.headers.get("mcp-session-id")
-                if session_id:
+                # A stateless exchange has no session, whatever the server's headers say.
+                if session_id and message_version(message) is None and not self.stateless:
                     self.session_id = session_id
                 content_type = response.headers.get("content-type", "")
                 if content_type.startswith("text/event-stream"):
@@ -220,18 +254,55 @@ class HttpTransport:
             delay = min(delay * 2, 30.0)
 
     def _read_events(self, response: httpx.Response, request_id: int | str) -> None:
-        answered = False
-        for data in iter_sse_data(self._lines(response)):
-            try:
-                payload = json.loads(data)
-            except ValueError:
-                logger.warning("MCP server %s sent an event that is not JSON: %.200r", self.url, data)
-                continue
-            # Read on after the answer until the server ends the stream: the connection then
-            # goes back to the pool instead of being torn down.
-            answered = self._deliver(payload, request_id) or answered
+        resume = _Resume()
+        # Read on after the answer until the server ends the stream: the connection then
+        # goes back to the pool instead of being torn down.
+        answered = self._read_stream(response, request_id, resume, stop_when_answered=False)
+        attempts = 0
+        while not answered and resume.event_id is not None and attempts < MAX_RESUMES and not self._closed:
+            # A stream that ends gracefully after an event id is resumable (SEP-1699): wait the
+            # server's `retry`, then ask for the rest with `Last-Event-ID` on a GET.
+            attempts += 1
+            if self._stopped.wait(resume.retry_s):
+                break
+            answered = self._resume(request_id, resume)
         if not answered:
             raise McpConnectionError(f"MCP server {self.url} ended the event stream before it answered")
+
+    def _resume(self, request_id: int | str, resume: _Resume) -> bool:
+        headers = self._headers(accept="text/event-stream") | {"Last-Event-ID": str(resume.event_id)}
+        logger.info("resuming the reply of MCP server %s after event %s", self.url, resume.event_id)
+        with self._http.stream("GET", self.url, headers=headers) as reply:
+            with self._lock:
+                self._streams[request_id] = reply
+            if reply.status_code >= 400:
+                raise McpConnectionError(
+                    f"MCP server {self.url} ended the event stream before it answered and refused to "
+                    f"resume it (HTTP {reply.status_code} to a GET with Last-Event-ID)",
+                    data={"status": reply.status_code},
+                )
+            return self._read_stream(reply, request_id, resume, stop_when_answered=True)
+
+    def _read_stream(
+        self, response: httpx.Response, request_id: int | str, resume: _Resume, *, stop_when_answered: bool
+    ) -> bool:
+        answered = False
+        for event in sse_events(self._lines(response)):
+            if event.id:
+                resume.event_id = event.id
+            if event.retry is not None:
+                resume.retry_s = event.retry / 1000
+            if not event.data.strip():
+                continue  # a priming event
+            try:
+                payload = json.loads(event.data)
+            except ValueError:
+                logger.warning("MCP server %s sent an event that is not JSON: %.200r", self.url, event.data)
+                continue
+            answered = self._deliver(payload, request_id) or answered
+            if answered and stop_when_answered:
+                break
+        return answered
 
     def _read_body(self, response: httpx.Response) -> bytes:
         """The whole body, or `ResponseTooLargeError` once it passes the limit."""
@@ -271,6 +342,19 @@ class HttpTransport:
         said = f": {text.strip()[:200]}" if self.quote_bodies else " (not shown for a typed URL)"
         words = f"MCP server {self.url} answered HTTP {status}{hint}{said}"
         return McpConnectionError(words, data={"status": status})
+
+
+MAX_RESUMES = 5
+
+
+class _Resume:
+    """Where a reply's event stream got to: its last event id and the wait the server asked for."""
+
+    __slots__ = ("event_id", "retry_s")
+
+    def __init__(self) -> None:
+        self.event_id: str | None = None
+        self.retry_s = 1.0
 
 
 def interrupt_response(response: httpx.Response) -> None:

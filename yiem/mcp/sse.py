@@ -32,6 +32,9 @@ def iter_sse_events(lines: Iterator[str]) -> Iterator[tuple[str, str]]:
 class SseTransport:
     """Reads the GET event stream on a thread and POSTs each message to the endpoint it names."""
 
+    # The 2024-11-05 transport predates the stateless revision: only the handshake goes over it.
+    stateless_capable = False
+
     def __init__(
         self,
         url: str,
