@@ -12,6 +12,7 @@ from typing import Any
 from yiem.mcp import _input_required
 from yiem.mcp._client_features import ClientFeatures, ElicitationHandler, SamplingHandler
 from yiem.mcp._headers import header_map, invalid_header_reason
+from yiem.mcp._listen import ListenStream
 from yiem.mcp._oauth import GrantAuth
 from yiem.mcp._revision import (
     HANDSHAKE_VERSIONS,
@@ -44,6 +45,7 @@ from yiem.mcp.models import (
     CallToolResult,
     CompletionResult,
     GetPromptResult,
+    McpNotification,
     McpPrompt,
     McpResource,
     McpResourceTemplate,
@@ -106,6 +108,13 @@ class McpClient(ToolTaskMethods):
         self._task_support: dict[str, str] = {}
         self._session_lock = threading.Lock()
         self._session_generation = 0
+        # At 2026-07-28 the server's own events come on a `subscriptions/listen` stream.
+        self.listen = ListenStream(self, self._emit_event, transport.label)
+
+    def _emit_event(self, notification: McpNotification) -> None:
+        sink = self.event_sink
+        if sink is not None:
+            sink(notification)
 
     @property
     def event_sink(self) -> EventSink | None:
@@ -253,12 +262,21 @@ class McpClient(ToolTaskMethods):
         self.transport.initialized(version)
         if not self.revision.stateless:
             self.notify("notifications/initialized")
+            return
+        lists = {
+            kind
+            for kind in ("tools", "prompts", "resources")
+            if isinstance(self.capabilities.get(kind), dict) and self.capabilities[kind].get("listChanged")
+        }
+        if lists:
+            self.listen.want(lists=lists)
 
     def _initialize(self) -> None:
         self._adopt(*self._handshake_checked())
 
     def close(self) -> None:
         """End the session: stop the process or send DELETE; pending requests fail."""
+        self.listen.stop()
         if not self._rpc.mark_closed():
             return
         try:
@@ -455,11 +473,19 @@ class McpClient(ToolTaskMethods):
         return [McpResourceTemplate.model_validate(item) for item in raw]
 
     def subscribe(self, uri: str) -> None:
-        """Ask for `notifications/resources/updated` when the resource at `uri` changes."""
+        """Ask for `notifications/resources/updated` when the resource at `uri` changes.
+
+        At 2026-07-28 the resource joins the `subscriptions/listen` stream's wish instead."""
+        if self.stateless:
+            self.listen.want(add=uri)
+            return
         self.request("resources/subscribe", {"uri": uri})
 
     def unsubscribe(self, uri: str) -> None:
         """Stop the updates of `subscribe`."""
+        if self.stateless:
+            self.listen.want(remove=uri)
+            return
         self.request("resources/unsubscribe", {"uri": uri})
 
     def complete(
