@@ -19,6 +19,8 @@ from yiem.mcp import (
     SamplingRequest,
     SamplingResult,
 )
+from yiem.mcp.http import HttpTransport
+from yiem.mcp.stdio import StdioTransport
 
 META = "io.modelcontextprotocol/protocolVersion"
 
@@ -34,12 +36,15 @@ def _sample(request: SamplingRequest) -> SamplingResult:
 
 @pytest.fixture(params=["stdio", "http"])
 def sdk_client(request: pytest.FixtureRequest) -> Iterator[McpClient]:
-    options = {"elicitation": _elicit, "sampling": _sample, "init_timeout": 60.0}
-    if request.param == "stdio":
-        client = McpClient.stdio(SDK_STATELESS_STDIO.command, SDK_STATELESS_STDIO.args, **options)
-    else:
-        client = McpClient.http(request.getfixturevalue("sdk_stateless_http_url"), **options)
-    with client:
+    client = McpClient(
+        StdioTransport(SDK_STATELESS_STDIO.command, SDK_STATELESS_STDIO.args)
+        if request.param == "stdio"
+        else HttpTransport(request.getfixturevalue("sdk_stateless_http_url")),
+        elicitation=_elicit,
+        sampling=_sample,
+        init_timeout=60.0,
+    )
+    with client.connect():
         yield client
 
 
@@ -74,11 +79,10 @@ def test_a_resource_update_comes_on_the_listen_stream(sdk_client: McpClient) -> 
     def sink(notification: McpNotification) -> None:
         if notification.method == "notifications/resources/updated":
             updated.set()
-        if notification.method == "notifications/subscriptions/acknowledged":
-            if "note://today" in notification.params.get("notifications", {}).get(
-                "resourceSubscriptions", []
-            ):
-                acknowledged.set()
+        wish = notification.params.get("notifications", {})
+        acked = notification.method == "notifications/subscriptions/acknowledged"
+        if acked and "note://today" in wish.get("resourceSubscriptions", []):
+            acknowledged.set()
 
     acknowledged = threading.Event()
     sdk_client.event_sink = sink

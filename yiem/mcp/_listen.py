@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from yiem.mcp.errors import McpCancelledError, McpError
 from yiem.mcp.models import McpNotification
@@ -26,23 +26,15 @@ RETRY_FIRST_S = 0.5
 RETRY_MAX_S = 30.0
 
 
-class _Requester(Protocol):
-    def request(
-        self,
-        method: str,
-        params: dict[str, Any] | None = None,
-        *,
-        timeout: float | None = None,
-        max_timeout: float | None = None,
-        signal: AbortSignal | None = None,
-    ) -> dict[str, Any]: ...
+# `McpClient.request`: (method, params, *, timeout, max_timeout, signal) -> result.
+Request = Callable[..., dict[str, Any]]
 
 
 class ListenStream:
     """Keeps one `subscriptions/listen` open with the current wish; restarts it when the wish changes."""
 
-    def __init__(self, client: _Requester, emit: Callable[[McpNotification], None], label: str) -> None:
-        self._client = client
+    def __init__(self, request: Request, emit: Callable[[McpNotification], None], label: str) -> None:
+        self._request = request
         self._emit = emit
         self._label = label
         self.lists: set[str] = set()
@@ -97,7 +89,7 @@ class ListenStream:
                 self._signal = signal
             wish = self.wish()
             try:
-                self._client.request(
+                self._request(
                     "subscriptions/listen",
                     {"notifications": wish},
                     timeout=LISTEN_IDLE_S,

@@ -109,7 +109,7 @@ class McpClient(ToolTaskMethods):
         self._session_lock = threading.Lock()
         self._session_generation = 0
         # At 2026-07-28 the server's own events come on a `subscriptions/listen` stream.
-        self.listen = ListenStream(self, self._emit_event, transport.label)
+        self.listen = ListenStream(self.request, self._emit_event, transport.label)
 
     def _emit_event(self, notification: McpNotification) -> None:
         sink = self.event_sink
