@@ -157,3 +157,16 @@ def test_a_dying_listen_stream_is_reported_and_opened_again(scripted_server: Scr
     listens = [r.body for r in scripted_server.requests if isinstance(r.body, dict)][1:3]
     assert [body["method"] for body in listens] == ["subscriptions/listen"] * 2
     assert listens[0]["params"]["notifications"] == {"toolsListChanged": True}
+
+
+def test_a_cacheable_list_is_reused_while_fresh(sdk_client: McpClient) -> None:
+    first = sdk_client.list_tools()
+    assert sdk_client.list_age("tools/list") is None  # sent by the server
+    assert sdk_client.list_tools() == first
+    age = sdk_client.list_age("tools/list")
+    assert age is not None and age >= 0
+    sent = [m for _, way, m in sdk_client.protocol_log if way == "sent" and m.get("method") == "tools/list"]
+    assert len(sent) == 1
+    sdk_client.lists.changed("notifications/tools/list_changed")
+    sdk_client.list_tools()
+    assert sdk_client.list_age("tools/list") is None

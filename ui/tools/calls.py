@@ -26,7 +26,7 @@ from yiem.explorer import (
     progress_fraction,
     progress_words,
 )
-from yiem.mcp import McpClient, McpError, McpTool
+from yiem.mcp import McpClient, McpError, McpTool, cache_words
 
 RUN = "tools-run"
 HISTORY = "tools-history"
@@ -99,7 +99,9 @@ def draw_tools(server: str, client: McpClient) -> None:
 
 def _tool_list(server: str, tools: list[McpTool]) -> list[McpTool]:
     header, refresh = st.columns([3, 1], vertical_alignment="center")
-    header.markdown(f"**{len(tools)} tools**")
+    client = connection.clients().get(server)
+    fresh = cache_words(client.list_age("tools/list")) if client is not None else ""
+    header.markdown(f"**{len(tools)} tools**" + (f"  \n:gray[{fresh}]" if fresh else ""))
     if refresh.button("", icon=":material/refresh:", key="tools-refresh", help="List the tools again"):
         problem = connection.refresh_tools(server)
         if problem is None:

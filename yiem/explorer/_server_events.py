@@ -7,8 +7,9 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
-from yiem.mcp import McpClient, McpNotification
+from yiem.mcp import LISTEN_BROKEN, McpClient, McpNotification
 from yiem.types import utc_now
 
 MAX_EVENTS = 200
@@ -68,6 +69,17 @@ def notification_words(notification: McpNotification) -> str:
         return f"The server's {what} changed."
     if method == "notifications/resources/updated":
         return f"Resource {params.get('uri')} was updated."
+    if method == "notifications/subscriptions/acknowledged":
+        raw = params.get("notifications")
+        wish: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        kinds = [
+            key.removesuffix("ListChanged") for key, on in wish.items() if key.endswith("ListChanged") and on
+        ]
+        uris = wish.get("resourceSubscriptions") or []
+        wanted = [f"{kind} list changes" for kind in kinds] + [f"updates of {uri}" for uri in uris]
+        return "Listening for " + (", ".join(wanted) if wanted else "nothing") + "."
+    if method == LISTEN_BROKEN:
+        return str(params.get("message", "the subscription stream broke")).capitalize()
     return f"{method} {json.dumps(params, ensure_ascii=False)}" if params else method
 
 

@@ -1,6 +1,8 @@
 """A synchronous MCP client (stdio and Streamable HTTP) and the mcp.json configuration."""
 
 from yiem.mcp._client_features import ElicitationHandler, SamplingHandler
+from yiem.mcp._list_cache import cache_words
+from yiem.mcp._listen import LISTEN_BROKEN
 from yiem.mcp._oauth import (
     GrantAuth,
     McpOAuthError,
@@ -75,6 +77,7 @@ from yiem.mcp.models import (
 
 __all__ = [
     "LATEST_STATELESS",
+    "LISTEN_BROKEN",
     "PROTOCOL_VERSION",
     "STATELESS_VERSIONS",
     "SUPPORTED_PROTOCOL_VERSIONS",
@@ -131,6 +134,7 @@ __all__ = [
     "TaskCallback",
     "TextBlock",
     "UnknownBlock",
+    "cache_words",
     "connect_server",
     "entry_roots",
     "finish_sign_in",

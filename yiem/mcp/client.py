@@ -10,8 +10,10 @@ from types import TracebackType
 from typing import Any
 
 from yiem.mcp import _input_required
+from yiem.mcp._catalog import CatalogMethods
 from yiem.mcp._client_features import ClientFeatures, ElicitationHandler, SamplingHandler
 from yiem.mcp._headers import header_map, invalid_header_reason
+from yiem.mcp._list_cache import ListCache
 from yiem.mcp._listen import ListenStream
 from yiem.mcp._oauth import GrantAuth
 from yiem.mcp._revision import (
@@ -37,21 +39,13 @@ from yiem.mcp.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     McpConnectionError,
     McpError,
-    McpProtocolError,
     McpSessionExpiredError,
 )
 from yiem.mcp.http import HttpTransport
 from yiem.mcp.models import (
     CallToolResult,
-    CompletionResult,
-    GetPromptResult,
     McpNotification,
-    McpPrompt,
-    McpResource,
-    McpResourceTemplate,
     McpTool,
-    PromptMessage,
-    ResourceContents,
     Root,
     ServerInfo,
 )
@@ -67,10 +61,9 @@ PROTOCOL_VERSION = HANDSHAKE_VERSIONS[0]
 SUPPORTED_PROTOCOL_VERSIONS = SUPPORTED_VERSIONS
 DISCOVER_TIMEOUT = 10.0
 CLIENT_INFO = {"name": "yiem", "version": "0.1.0"}
-MAX_PAGES = 1000
 
 
-class McpClient(ToolTaskMethods):
+class McpClient(CatalogMethods, ToolTaskMethods):
     """One session with one MCP server: `McpClient.stdio(...)` or `McpClient.http(...)`."""
 
     def __init__(
@@ -90,6 +83,9 @@ class McpClient(ToolTaskMethods):
         """`roots`, `sampling` and `elicitation` are declared as capabilities only when given."""
         self.transport = transport
         self.features = ClientFeatures(roots, sampling, elicitation)
+        self._sink = event_sink
+        # Lists a 2026-07-28 server said may be reused for a while (`ttlMs`).
+        self.lists = ListCache()
         self.init_timeout = init_timeout
         self.client_info = dict(client_info or CLIENT_INFO)
         self.server_info = ServerInfo()
@@ -102,28 +98,29 @@ class McpClient(ToolTaskMethods):
             transport,
             timeout=timeout,
             max_timeout=max_timeout,
-            event_sink=event_sink,
+            event_sink=self._on_event,
             request_handlers=self.features.handlers() | dict(request_handlers or {}),
         )
         self._task_support: dict[str, str] = {}
         self._session_lock = threading.Lock()
         self._session_generation = 0
         # At 2026-07-28 the server's own events come on a `subscriptions/listen` stream.
-        self.listen = ListenStream(self.request, self._emit_event, transport.label)
+        self.listen = ListenStream(self.request, self._on_event, transport.label)
 
-    def _emit_event(self, notification: McpNotification) -> None:
-        sink = self.event_sink
+    def _on_event(self, notification: McpNotification) -> None:
+        self.lists.changed(notification.method)
+        sink = self._sink
         if sink is not None:
             sink(notification)
 
     @property
     def event_sink(self) -> EventSink | None:
         """Where notifications from the server go (called on the dispatch thread, in order)."""
-        return self._rpc.event_sink
+        return self._sink
 
     @event_sink.setter
     def event_sink(self, sink: EventSink | None) -> None:
-        self._rpc.event_sink = sink
+        self._sink = sink
 
     @property
     def request_handlers(self) -> dict[str, RequestHandler]:
@@ -440,38 +437,6 @@ class McpClient(ToolTaskMethods):
         params = {"name": name, "arguments": arguments or {}}
         return self.request("tools/call", params, timeout=timeout, on_progress=on_progress, signal=signal)
 
-    def list_resources(self) -> list[McpResource]:
-        """Every resource, following `nextCursor` to the end."""
-        return [McpResource.model_validate(raw) for raw in self._paginate("resources/list", "resources")]
-
-    def read_resource(self, uri: str) -> list[ResourceContents]:
-        """The contents of the resource at `uri`."""
-        result = self.request("resources/read", {"uri": uri})
-        contents = result.get("contents")
-        return (
-            [ResourceContents.model_validate(raw) for raw in contents] if isinstance(contents, list) else []
-        )
-
-    def list_prompts(self) -> list[McpPrompt]:
-        """Every prompt, following `nextCursor` to the end."""
-        return [McpPrompt.model_validate(raw) for raw in self._paginate("prompts/list", "prompts")]
-
-    def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> GetPromptResult:
-        """The prompt `name` filled with `arguments`."""
-        result = self.request("prompts/get", {"name": name, "arguments": dict(arguments or {})})
-        messages = result.get("messages")
-        return GetPromptResult(
-            description=result.get("description"),
-            messages=[PromptMessage.from_wire(raw) for raw in messages if isinstance(raw, dict)]
-            if isinstance(messages, list)
-            else [],
-        )
-
-    def list_resource_templates(self) -> list[McpResourceTemplate]:
-        """Every resource template, following `nextCursor` to the end."""
-        raw = self._paginate("resources/templates/list", "resourceTemplates")
-        return [McpResourceTemplate.model_validate(item) for item in raw]
-
     def subscribe(self, uri: str) -> None:
         """Ask for `notifications/resources/updated` when the resource at `uri` changes.
 
@@ -488,51 +453,10 @@ class McpClient(ToolTaskMethods):
             return
         self.request("resources/unsubscribe", {"uri": uri})
 
-    def complete(
-        self,
-        ref: Mapping[str, str],
-        argument: str,
-        value: str,
-        context: Mapping[str, str] | None = None,
-    ) -> CompletionResult:
-        """Suggestions for `argument` of a prompt (`{"type": "ref/prompt", "name": …}`) or a
-        resource template (`{"type": "ref/resource", "uri": …}`), given what is typed so far."""
-        params: dict[str, Any] = {"ref": dict(ref), "argument": {"name": argument, "value": value}}
-        if context:
-            params["context"] = {"arguments": dict(context)}
-        result = self.request("completion/complete", params)
-        return CompletionResult.model_validate(result.get("completion") or {})
-
     def set_roots(self, roots: Sequence[Root]) -> None:
         """Change the folders this server may use and tell it (`notifications/roots/list_changed`)."""
         self.features.roots = list(roots)
         self.notify("notifications/roots/list_changed")
-
-    def set_logging_level(self, level: str) -> None:
-        """Ask the server to send log messages at `level` and above (`notifications/message`)."""
-        self.request("logging/setLevel", {"level": level})
-
-    def _paginate(self, method: str, key: str) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        cursor: str | None = None
-        for _ in range(MAX_PAGES):
-            result = self.request(method, {"cursor": cursor} if cursor else None)
-            page = result.get(key)
-            if isinstance(page, list):
-                items.extend(item for item in page if isinstance(item, dict))
-            next_cursor = result.get("nextCursor")
-            if not next_cursor:
-                return items
-            if next_cursor in seen:
-                raise McpProtocolError(
-                    f"MCP server {self.label} repeated the cursor {next_cursor!r} in {method} after "
-                    f"{len(items)} items; stopped to avoid an endless loop",
-                    data={key: items},
-                )
-            seen.add(str(next_cursor))
-            cursor = str(next_cursor)
-        raise McpProtocolError(f"MCP server {self.label} sent more than {MAX_PAGES} pages for {method}")
 
 
 def _no_discover(version: str) -> dict[str, Any]:
