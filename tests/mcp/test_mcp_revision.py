@@ -27,7 +27,7 @@ META = "io.modelcontextprotocol/protocolVersion"
 
 def _elicit(request: ElicitationRequest) -> ElicitationResult:
     assert request.message == "What is your name?"
-    return ElicitationResult(action="accept", content={"name": "Ada"})
+    return ElicitationResult(action="accept", content={"full_name": "Ada"})
 
 
 def _sample(request: SamplingRequest) -> SamplingResult:
@@ -69,7 +69,7 @@ def test_questions_come_back_as_input_required_and_are_answered(sdk_client: McpC
     assert sum(result.get("resultType") == "input_required" for result in received) == 2
     calls = [m for _, way, m in sdk_client.protocol_log if way == "sent" and m.get("method") == "tools/call"]
     answers = [call["params"]["inputResponses"] for call in calls if "inputResponses" in call["params"]]
-    assert {"name": "Ada"} in [value.get("content") for answer in answers for value in answer.values()]
+    assert {"full_name": "Ada"} in [value.get("content") for answer in answers for value in answer.values()]
     assert len({call["id"] for call in calls}) == len(calls)  # every retry is a new request
 
 

@@ -34,7 +34,7 @@ _note = ["nothing yet"]
 
 
 class Name(BaseModel):
-    name: str
+    full_name: str
 
 
 def ask_name() -> Elicit[Name]:
@@ -57,7 +57,7 @@ def add(a: int, b: int) -> str:
 @server.tool()
 def greet(name: Annotated[Name, Resolve(ask_name)]) -> str:
     """Greet the person, asking their name first."""
-    return f"Hello, {name.name}!"
+    return f"Hello, {name.full_name}!"
 
 
 @server.tool()
