@@ -1,7 +1,9 @@
 """yiem's McpClient against the official `mcp` SDK client, same servers, same run.
 
-Round trips of server-everything's `get-sum` over stdio and Streamable HTTP, connect time
-(process start or HTTP session plus the initialize handshake), and import time. The SDK is
+Round trips of server-everything's `get-sum` over stdio and Streamable HTTP (protocol 2025-11-25,
+which yiem reaches after its 2026-07-28 probe is refused), of the stateless SDK 2.3 test server's
+`add` (protocol 2026-07-28, the SDK client in `mode="auto"`), connect time (process start or HTTP
+session plus the negotiation), and import time. The SDK is
 async only, so it is driven from sync code through an anyio blocking portal, as a sync
 program would have to. Reports medians and yiem/SDK ratios (below 1 means yiem is faster).
 
@@ -18,6 +20,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,44 +37,61 @@ from tests.fixtures.mcp import NODE_BIN, free_port, loopback_node_env, stop_proc
 from yiem.mcp import McpClient  # noqa: E402
 
 EVERYTHING = str(NODE_BIN / "mcp-server-everything")
+SDK_SERVER = str(ROOT / "tests" / "mcp_servers" / "sdk_stateless.py")
 ARGS = {"a": 2, "b": 3}
 Call = Callable[[], Any]
 
 
+@dataclass(frozen=True)
+class Target:
+    """A server to call: how to start it over stdio, its HTTP URL, its sum tool, the SDK's mode."""
+
+    revision: str
+    command: list[str]
+    tool: str
+    answer: str
+    sdk_mode: str
+    url: str = ""
+
+
 @contextmanager
-def yiem_session(transport: str, url: str) -> Iterator[Call]:
-    client = McpClient.stdio(EVERYTHING, ["stdio"]) if transport == "stdio" else McpClient.http(url)
+def yiem_session(target: Target, transport: str) -> Iterator[Call]:
+    if transport == "stdio":
+        client = McpClient.stdio(target.command[0], target.command[1:], init_timeout=60)
+    else:
+        client = McpClient.http(target.url)
     with client:
-        yield lambda: client.call_tool("get-sum", ARGS)
+        assert client.protocol_version == target.revision, client.protocol_version
+        yield lambda: client.call_tool(target.tool, ARGS)
 
 
 @contextmanager
-def sdk_session(transport: str, url: str) -> Iterator[Call]:
+def sdk_session(target: Target, transport: str) -> Iterator[Call]:
     with open(os.devnull, "w") as devnull, anyio.from_thread.start_blocking_portal() as portal:
-        server: Any = url
+        server: Any = target.url
         if transport == "stdio":
             # Like yiem, the server's stderr is kept out of the terminal.
-            params = mcp.StdioServerParameters(command=EVERYTHING, args=["stdio"])
+            params = mcp.StdioServerParameters(command=target.command[0], args=target.command[1:])
             server = stdio_client(params, errlog=devnull)
-        client = mcp.Client(server, mode="legacy")
+        client = mcp.Client(server, mode=target.sdk_mode)
         with portal.wrap_async_context_manager(client):
-            yield lambda: portal.call(client.call_tool, "get-sum", ARGS)
+            yield lambda: portal.call(client.call_tool, target.tool, ARGS)
 
 
 def measure_connect(
-    session: Callable[[str, str], AbstractContextManager[Call]], transport: str, url: str
+    session: Callable[[Target, str], AbstractContextManager[Call]], target: Target, transport: str
 ) -> float:
     started = time.perf_counter()
-    with session(transport, url) as call:
+    with session(target, transport) as call:
         call()  # connected and answering
         elapsed = time.perf_counter() - started
     return elapsed
 
 
-def measure_calls(transport: str, url: str, calls: int, block: int = 25) -> dict[str, list[float]]:
+def measure_calls(target: Target, transport: str, calls: int, block: int = 25) -> dict[str, list[float]]:
     """Both clients open at once, calling in alternating blocks, so load on the machine hits both alike."""
     times: dict[str, list[float]] = {"yiem": [], "sdk": []}
-    with yiem_session(transport, url) as yiem_call, sdk_session(transport, url) as sdk_call:
+    with yiem_session(target, transport) as yiem_call, sdk_session(target, transport) as sdk_call:
         for call in (yiem_call, sdk_call):
             for _ in range(20):  # warm-up: node's JIT, connection pools
                 call()
@@ -81,7 +101,7 @@ def measure_calls(transport: str, url: str, calls: int, block: int = 25) -> dict
                     started = time.perf_counter()
                     result = call()
                     times[name].append(time.perf_counter() - started)
-                    assert "is 5" in str(result), result
+                    assert target.answer in str(result), result
     return times
 
 
@@ -104,29 +124,47 @@ def main() -> None:
     if not Path(EVERYTHING).exists():
         sys.exit(f"{EVERYTHING} is missing: run `make setup-test` first")
 
-    port = free_port()
+    port, sdk_port = free_port(), free_port()
     server = subprocess.Popen(
         [EVERYTHING, "streamableHttp"],
         env={**os.environ, **loopback_node_env(), "PORT": str(port)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    url = f"http://127.0.0.1:{port}/mcp"
+    sdk_server = subprocess.Popen(
+        [sys.executable, SDK_SERVER, "http", str(sdk_port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    targets = [
+        Target(
+            "2025-11-25", [EVERYTHING, "stdio"], "get-sum", "is 5", "legacy", f"http://127.0.0.1:{port}/mcp"
+        ),
+        Target(
+            "2026-07-28",
+            [sys.executable, SDK_SERVER, "stdio"],
+            "add",
+            "5",
+            "auto",
+            f"http://127.0.0.1:{sdk_port}/mcp",
+        ),
+    ]
     rows = []
     try:
         wait_for_port(port, server)
-        for transport in ("stdio", "http"):
+        wait_for_port(sdk_port, sdk_server, timeout=60)
+        for target, transport in [(t, tr) for t in targets for tr in ("stdio", "http")]:
             connect: dict[str, list[float]] = {"yiem": [], "sdk": []}
             for _ in range(options.connects):  # alternated, so drift hits both alike
-                connect["yiem"].append(measure_connect(yiem_session, transport, url))
-                connect["sdk"].append(measure_connect(sdk_session, transport, url))
+                connect["yiem"].append(measure_connect(yiem_session, target, transport))
+                connect["sdk"].append(measure_connect(sdk_session, target, transport))
             latency = {
                 name: statistics.median(samples)
-                for name, samples in measure_calls(transport, url, options.calls).items()
+                for name, samples in measure_calls(target, transport, options.calls).items()
             }
             rows.append(
                 (
-                    transport,
+                    f"{target.revision} {transport}",
                     latency["yiem"],
                     latency["sdk"],
                     statistics.median(connect["yiem"]),
@@ -135,9 +173,10 @@ def main() -> None:
             )
     finally:
         stop_process(server)
+        stop_process(sdk_server)
 
-    print(f"{options.calls} tools/call round trips (get-sum), {options.connects} connects; medians")
-    print("| transport | yiem call | SDK call | ratio | yiem connect | SDK connect | ratio |")
+    print(f"{options.calls} tools/call round trips, {options.connects} connects; medians")
+    print("| revision and transport | yiem call | SDK call | ratio | yiem connect | SDK connect | ratio |")
     print("|---|---|---|---|---|---|---|")
     for transport, lat_y, lat_s, con_y, con_s in rows:
         print(
