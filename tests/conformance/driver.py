@@ -93,6 +93,12 @@ def standard_headers(client: McpClient, context: Context) -> None:
         client.get_prompt(prompt.name)
 
 
+def echo_schema(client: McpClient, context: Context) -> None:
+    """Send the rich tool's input schema back as the client holds it (nothing may be stripped)."""
+    tools = {tool.name: tool for tool in client.list_tools()}
+    client.call_tool("json_schema_echo", {"schema": tools["json_schema_2020_12_tool"].input_schema})
+
+
 SCENARIOS: dict[str, Callable[[McpClient, Context], None]] = {
     "initialize": list_only,
     "tools_call": tools_call,
@@ -104,6 +110,7 @@ SCENARIOS: dict[str, Callable[[McpClient, Context], None]] = {
     "http-custom-headers": call_from_context,
     "http-invalid-tool-headers": call_every_tool,
     "json-schema-ref-no-deref": list_only,
+    "json-schema-2020-12-preservation": echo_schema,
 }
 
 

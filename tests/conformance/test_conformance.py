@@ -11,9 +11,16 @@ import pytest
 from tests.fixtures.conformance import run_client_scenarios
 
 DRIVER = Path(__file__).with_name("driver.py")
-# `node …/index.js list --client --requirements REVISION`, less the auth/* scenarios.
+# `node …/index.js list --client --requirements REVISION`, less the auth/* scenarios, plus the
+# scenario the suite adds after release but does not score (json-schema-2020-12-preservation).
 REQUIRED = {
-    "2025-11-25": ("initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"),
+    "2025-11-25": (
+        "initialize",
+        "tools_call",
+        "elicitation-sep1034-client-defaults",
+        "sse-retry",
+        "json-schema-2020-12-preservation",
+    ),
     "2026-07-28": (
         "tools_call",
         "request-metadata",
@@ -22,6 +29,7 @@ REQUIRED = {
         "http-custom-headers",
         "http-invalid-tool-headers",
         "json-schema-ref-no-deref",
+        "json-schema-2020-12-preservation",
     ),
 }
 
