@@ -1,19 +1,26 @@
 """A synchronous MCP client (stdio and Streamable HTTP) and the mcp.json configuration."""
 
-from yiem.mcp._client_features import ElicitationHandler, SamplingHandler
-from yiem.mcp._oauth import (
+from yiem.mcp._auth import (
+    MAX_SIGN_INS,
     GrantAuth,
     McpOAuthError,
+    McpSignInLoopError,
     McpSignInRequiredError,
     OAuthChallenge,
     OAuthClient,
     OAuthGrant,
+    OAuthIssuerError,
     PendingSignIn,
+    SignInSession,
+    client_credentials_grant,
+    client_metadata_document,
     finish_sign_in,
+    is_client_metadata_url,
     refresh_grant,
     revoke_grant,
     start_sign_in,
 )
+from yiem.mcp._client_features import ElicitationHandler, SamplingHandler
 from yiem.mcp._rpc import LogEntry
 from yiem.mcp._tool_tasks import TaskCallback
 from yiem.mcp.client import PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, McpClient
@@ -72,6 +79,7 @@ from yiem.mcp.models import (
 )
 
 __all__ = [
+    "MAX_SIGN_INS",
     "PROTOCOL_VERSION",
     "SUPPORTED_PROTOCOL_VERSIONS",
     "AudioBlock",
@@ -104,6 +112,7 @@ __all__ = [
     "McpServerConfig",
     "McpServerUrlError",
     "McpSessionExpiredError",
+    "McpSignInLoopError",
     "McpSignInRequiredError",
     "McpTask",
     "McpTimeoutError",
@@ -111,6 +120,7 @@ __all__ = [
     "OAuthChallenge",
     "OAuthClient",
     "OAuthGrant",
+    "OAuthIssuerError",
     "PendingSignIn",
     "PromptArgument",
     "PromptMessage",
@@ -121,13 +131,17 @@ __all__ = [
     "SamplingRequest",
     "SamplingResult",
     "ServerInfo",
+    "SignInSession",
     "StdioServerConfig",
     "TaskCallback",
     "TextBlock",
     "UnknownBlock",
+    "client_credentials_grant",
+    "client_metadata_document",
     "connect_server",
     "entry_roots",
     "finish_sign_in",
+    "is_client_metadata_url",
     "literal_entry",
     "load_mcp_config",
     "parse_mcp_config",

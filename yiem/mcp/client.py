@@ -9,8 +9,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from yiem.mcp._auth import GrantAuth
 from yiem.mcp._client_features import ClientFeatures, ElicitationHandler, SamplingHandler
-from yiem.mcp._oauth import GrantAuth
 from yiem.mcp._rpc import (
     EventSink,
     LogEntry,

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from yiem.mcp._oauth import GrantAuth
+from yiem.mcp._auth import GrantAuth
 from yiem.mcp.client import McpClient
 from yiem.mcp.errors import McpConfigError
 from yiem.mcp.models import Root
