@@ -3,13 +3,14 @@ and a sign-in under way finished only by the person who started it, against the 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select
 
 from tests.fixtures.mcp_oauth import ProtectedServers, sign_in_in_browser
-from yiem.explorer import GrantVault, PendingSignIns, SignInError, sealing_key
+from yiem.explorer import GrantVault, PendingSignIns, SignInError, publish_client_metadata, sealing_key
 from yiem.mcp import HttpServerConfig, McpClient, McpSignInRequiredError, OAuthClient, OAuthGrant
 from yiem.redaction import redact
 from yiem.store import create_store_engine, mcp_sign_ins
@@ -76,3 +77,13 @@ def test_a_sign_in_is_finished_only_by_whoever_started_it(
         assert client.call_tool("whoami", {}).content[0].text == "signed in as ann"  # type: ignore[union-attr]
     finally:
         client.close()
+
+
+def test_the_client_metadata_document_is_published_only_for_an_https_address(tmp_path: Path) -> None:
+    assert publish_client_metadata(tmp_path, "http://127.0.0.1:8501") is None
+    assert not (tmp_path / "client-metadata.json").exists()
+    url = publish_client_metadata(tmp_path, "https://yiem.example.com/")
+    assert url == "https://yiem.example.com/app/static/client-metadata.json"
+    document = json.loads((tmp_path / "client-metadata.json").read_text())
+    assert document["client_id"] == url and document["redirect_uris"] == ["https://yiem.example.com/tools"]
+    assert document["grant_types"] == ["authorization_code", "refresh_token"]

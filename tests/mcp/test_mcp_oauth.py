@@ -62,7 +62,7 @@ def test_sign_in_registers_uses_pkce_and_the_resource_then_calls_the_tool(
     asked = {k: v[0] for k, v in parse_qs(urlsplit(pending.authorization_url).query).items()}
     assert pending.authorization_url.startswith(f"{mcp_auth_server.url}/auth?")
     assert asked["code_challenge_method"] == "S256" and len(asked["code_challenge"]) == 43
-    assert asked["resource"] == protected_mcp.tools and asked["scope"] == "mcp:tools"
+    assert asked["resource"] == protected_mcp.tools and asked["scope"] == "mcp:tools offline_access"
     assert asked["redirect_uri"] == REDIRECT and asked["client_id"] == pending.client.client_id
     grant = finish_sign_in(pending, sign_in_in_browser(pending, "ann"))
     assert grant.refresh_token and grant.scope == "mcp:tools"
@@ -115,7 +115,7 @@ def test_more_scope_asked_for_is_a_second_sign_in(protected_mcp: ProtectedServer
     assert raised.value.challenge.error == "insufficient_scope"
     assert "asks for more access" in str(raised.value)
     wider = start_sign_in(url, raised.value.challenge, REDIRECT, client=narrow.client)
-    assert set(wider.scope.split()) == {"mcp:tools", "mcp:admin"}
+    assert set(wider.scope.split()) == {"mcp:tools", "mcp:admin", "offline_access"}
     assert _whoami(url, finish_sign_in(wider, sign_in_in_browser(wider, "ann"))) == "signed in as ann"
 
 

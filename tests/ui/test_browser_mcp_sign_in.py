@@ -4,13 +4,15 @@ made as the signed-in person, and signing out. Screenshots go to tests/artifacts
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from playwright.sync_api import expect
 from sqlalchemy import func, select
 
-from tests.fixtures.browser import StreamlitApp, open_app, screenshot, script_run
+from tests.fixtures.browser import StreamlitApp, open_app, screenshot, script_run, start_streamlit
 from tests.fixtures.mcp_oauth import ProtectedServers
 from yiem.store import create_store_engine, mcp_sign_ins
 
@@ -37,7 +39,7 @@ def test_sign_in_to_a_protected_server_call_a_tool_and_sign_out(
     expect(page.get_by_text("protected needs you to sign in.")).to_be_visible(timeout=60_000)
     with script_run(page):
         page.get_by_role("button", name="Sign in", exact=True).click()
-    expect(page.get_by_text("It asks for: mcp:tools.")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("It asks for: mcp:tools, offline_access.")).to_be_visible(timeout=60_000)
     screenshot(page, "mcp-sign-in-offer")
 
     # The authorization server's own pages, in the tab the link opens.
@@ -64,3 +66,15 @@ def test_sign_in_to_a_protected_server_call_a_tool_and_sign_out(
     tab.get_by_role("button", name="Sign out of this server").click()
     expect(tab.get_by_role("button", name="Connect", exact=True)).to_be_visible(timeout=60_000)
     assert _sign_ins(streamlit_app) == 0
+
+
+def test_the_app_serves_its_client_metadata_document_at_its_client_id(tmp_path: Path, page: Any) -> None:
+    public = "https://yiem.example.com"
+    with start_streamlit(tmp_path, {"YIEM_PUBLIC_URL": public}) as app:
+        open_app(page, f"{app.url}/tools")  # returns when the page's first run has ended: it writes the file
+        served = httpx.get(f"{app.url}/app/static/client-metadata.json", timeout=10)
+    assert served.status_code == 200 and served.headers["content-type"].startswith("application/json")
+    document = served.json()
+    assert document["client_id"] == f"{public}/app/static/client-metadata.json"
+    assert document["redirect_uris"] == [f"{public}/tools"]
+    assert document["token_endpoint_auth_method"] == "none" and "client_secret" not in document

@@ -395,10 +395,14 @@ def _draw_details(name: str, client: McpClient) -> None:
             if name in pings:
                 st.caption(f"Ping {pings[name]}")
             auth = getattr(client.transport, "auth", None)
-            if isinstance(auth, GrantAuth) and st.button(
-                "Sign out of this server", icon=":material/logout:", key="tools-sign-out"
+            grant = auth.grant if isinstance(auth, GrantAuth) else None
+            # A machine sign-in (client credentials in mcp.json) is the operator's, not a person's to end.
+            if (
+                grant is not None
+                and grant.grant_type != "client_credentials"
+                and st.button("Sign out of this server", icon=":material/logout:", key="tools-sign-out")
             ):
-                sign_in.sign_out(name, auth.grant.server_url)
+                sign_in.sign_out(name, grant.server_url)
                 disconnect(name)
                 st.rerun()
         if client.instructions:

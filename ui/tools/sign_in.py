@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import streamlit as st
 
 from ui import bootstrap
-from yiem.explorer import GrantVault, PendingSignIns, SignInError
+from yiem.explorer import PUBLIC_URL_NAME, GrantVault, PendingSignIns, SignInError, publish_client_metadata
 from yiem.mcp import (
     HttpServerConfig,
     McpConfigError,
@@ -28,6 +29,17 @@ RETURNED = "tools-signed-in"  # a server signed in to on the way back: connect i
 def pending_sign_ins() -> PendingSignIns:
     """The sign-ins under way in this server process (the way back opens a new browser session)."""
     return PendingSignIns()
+
+
+@st.cache_resource(show_spinner=False)
+def client_metadata_url() -> str | None:
+    """The URL of the app's own client metadata document (its OAuth client id), when the app has a
+    public https address; written once per server process into the static folder Streamlit serves."""
+    public = bootstrap.secret(PUBLIC_URL_NAME)
+    return publish_client_metadata(_STATIC_DIR, public) if public else None
+
+
+_STATIC_DIR = Path(__file__).resolve().parents[2] / "static"
 
 
 def vault() -> GrantVault:
@@ -73,6 +85,8 @@ def draw_sign_in(name: str, entry: McpServerConfig, *, typed: bool) -> bool:
                         challenge,
                         _redirect_uri(),
                         _client(entry, typed),
+                        client_metadata_url=client_metadata_url(),
+                        previous=vault().load(url) if more else None,
                     )
                 except McpError as error:
                     st.error(str(error))
@@ -90,6 +104,7 @@ def draw_sign_in(name: str, entry: McpServerConfig, *, typed: bool) -> bool:
 
 def finish_from_url() -> None:
     """On the way back from a sign-in page (`?code=…&state=…`): keep the grant, connect on this run."""
+    client_metadata_url()  # published before any authorization server comes to read it
     params = {
         key: st.query_params[key]
         for key in ("code", "state", "iss", "error", "error_description")
@@ -136,6 +151,10 @@ def _client(entry: McpServerConfig, typed: bool) -> OAuthClient | None:
 
 
 def _redirect_uri() -> str:
-    # The way back is this app's own Tools page, as the person's browser reaches it.
+    # The way back is this app's own Tools page, as the person's browser reaches it (or at the public
+    # address its client metadata document names).
+    public = bootstrap.secret(PUBLIC_URL_NAME)
+    if public and client_metadata_url():
+        return f"{public.rstrip('/')}/tools"
     here = urlsplit(st.context.url or "http://127.0.0.1:8501/tools")
     return f"{here.scheme}://{here.netloc}/tools"

@@ -55,10 +55,12 @@ from yiem.explorer._server_questions import (
 )
 from yiem.explorer._sign_ins import (
     KEY_NAME,
+    PUBLIC_URL_NAME,
     CompletedSignIn,
     GrantVault,
     PendingSignIns,
     SignInError,
+    publish_client_metadata,
     sealing_key,
 )
 from yiem.explorer._tasks import (
@@ -86,6 +88,7 @@ __all__ = [
     "EXAMPLE_SERVER_VARIABLE",
     "KEY_NAME",
     "LOG_LEVELS",
+    "PUBLIC_URL_NAME",
     "CallRecord",
     "CallStatus",
     "CompletedSignIn",
@@ -139,6 +142,7 @@ __all__ = [
     "prompt_ref",
     "protocol_log_json",
     "protocol_rows",
+    "publish_client_metadata",
     "sample_reply",
     "sampling_messages",
     "sampling_result",

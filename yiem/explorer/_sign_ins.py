@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken
 from pydantic import ValidationError
@@ -21,7 +23,9 @@ from yiem.mcp import (
     OAuthClient,
     OAuthGrant,
     PendingSignIn,
+    client_metadata_document,
     finish_sign_in,
+    is_client_metadata_url,
     start_sign_in,
 )
 from yiem.providers import configured_secret
@@ -31,6 +35,10 @@ from yiem.store import mcp_sign_ins
 # How long a person may take on the sign-in page before the request is forgotten.
 PENDING_SECONDS = 600.0
 KEY_NAME = "YIEM_TOKEN_KEY"
+# The app's https address as people reach it (behind a proxy): it then serves its own client
+# metadata document, and authorization servers that support those need no registration.
+PUBLIC_URL_NAME = "YIEM_PUBLIC_URL"
+CLIENT_METADATA_FILE = "client-metadata.json"
 
 
 class SignInError(YiemError):
@@ -103,7 +111,20 @@ class GrantVault:
 
 def _keep_secret(grant: OAuthGrant) -> None:
     # Tokens are secrets: redaction masks them in anything stored, exported, logged or shown.
-    add_secrets(grant.access_token, grant.refresh_token, grant.client.client_secret)
+    add_secrets(grant.access_token, grant.refresh_token, grant.client.client_secret, grant.dpop_key)
+
+
+def publish_client_metadata(static_dir: Path, public_url: str) -> str | None:
+    """Write the app's Client ID Metadata Document where Streamlit serves static files
+    (`/app/static/`); its URL (the client id), or None when the app has no https address."""
+    base = public_url.rstrip("/")
+    url = f"{base}/app/static/{CLIENT_METADATA_FILE}"
+    if not is_client_metadata_url(url):
+        return None
+    static_dir.mkdir(parents=True, exist_ok=True)
+    document = client_metadata_document(url, [f"{base}/tools"])
+    (static_dir / CLIENT_METADATA_FILE).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    return url
 
 
 @dataclass
@@ -141,8 +162,20 @@ class PendingSignIns:
         challenge: OAuthChallenge,
         redirect_uri: str,
         client: OAuthClient | None = None,
+        *,
+        client_metadata_url: str | None = None,
+        previous: OAuthGrant | None = None,
     ) -> PendingSignIn:
-        request = start_sign_in(server_url, challenge, redirect_uri, client=client, client_name="yiem")
+        """Start a sign-in; `previous` is the grant a server found too narrow (its scopes are kept)."""
+        request = start_sign_in(
+            server_url,
+            challenge,
+            redirect_uri,
+            client=client,
+            client_name="yiem",
+            client_metadata_url=client_metadata_url,
+            previous=previous,
+        )
         with self._lock:
             self._drop_old()
             self._pending[request.state] = _Pending(owner, name, entry, request, time.monotonic())

@@ -1,21 +1,28 @@
 """A synchronous MCP client (stdio and Streamable HTTP) and the mcp.json configuration."""
 
-from yiem.mcp._client_features import ElicitationHandler, SamplingHandler
-from yiem.mcp._list_cache import cache_words
-from yiem.mcp._listen import LISTEN_BROKEN
-from yiem.mcp._oauth import (
+from yiem.mcp._auth import (
+    MAX_SIGN_INS,
     GrantAuth,
     McpOAuthError,
+    McpSignInLoopError,
     McpSignInRequiredError,
     OAuthChallenge,
     OAuthClient,
     OAuthGrant,
+    OAuthIssuerError,
     PendingSignIn,
+    SignInSession,
+    client_credentials_grant,
+    client_metadata_document,
     finish_sign_in,
+    is_client_metadata_url,
     refresh_grant,
     revoke_grant,
     start_sign_in,
 )
+from yiem.mcp._client_features import ElicitationHandler, SamplingHandler
+from yiem.mcp._list_cache import cache_words
+from yiem.mcp._listen import LISTEN_BROKEN
 from yiem.mcp._revision import LATEST_STATELESS, STATELESS_VERSIONS, Revision, message_version
 from yiem.mcp._rpc import LogEntry
 from yiem.mcp._tool_tasks import TaskCallback
@@ -78,6 +85,7 @@ from yiem.mcp.models import (
 __all__ = [
     "LATEST_STATELESS",
     "LISTEN_BROKEN",
+    "MAX_SIGN_INS",
     "PROTOCOL_VERSION",
     "STATELESS_VERSIONS",
     "SUPPORTED_PROTOCOL_VERSIONS",
@@ -111,6 +119,7 @@ __all__ = [
     "McpServerConfig",
     "McpServerUrlError",
     "McpSessionExpiredError",
+    "McpSignInLoopError",
     "McpSignInRequiredError",
     "McpTask",
     "McpTimeoutError",
@@ -119,6 +128,7 @@ __all__ = [
     "OAuthChallenge",
     "OAuthClient",
     "OAuthGrant",
+    "OAuthIssuerError",
     "PendingSignIn",
     "PromptArgument",
     "PromptMessage",
@@ -130,14 +140,18 @@ __all__ = [
     "SamplingRequest",
     "SamplingResult",
     "ServerInfo",
+    "SignInSession",
     "StdioServerConfig",
     "TaskCallback",
     "TextBlock",
     "UnknownBlock",
     "cache_words",
+    "client_credentials_grant",
+    "client_metadata_document",
     "connect_server",
     "entry_roots",
     "finish_sign_in",
+    "is_client_metadata_url",
     "literal_entry",
     "load_mcp_config",
     "message_version",

@@ -10,12 +10,12 @@ from types import TracebackType
 from typing import Any
 
 from yiem.mcp import _input_required
+from yiem.mcp._auth import GrantAuth
 from yiem.mcp._catalog import CatalogMethods
 from yiem.mcp._client_features import ClientFeatures, ElicitationHandler, SamplingHandler
 from yiem.mcp._headers import header_map, invalid_header_reason
 from yiem.mcp._list_cache import ListCache
 from yiem.mcp._listen import ListenStream
-from yiem.mcp._oauth import GrantAuth
 from yiem.mcp._revision import (
     HANDSHAKE_VERSIONS,
     SERVER_INFO_KEY,

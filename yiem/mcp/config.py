@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from yiem.mcp._oauth import GrantAuth
+from yiem.mcp._auth import GrantAuth, OAuthChallenge, OAuthClient, SignInSession, client_credentials_grant
 from yiem.mcp.client import McpClient
 from yiem.mcp.errors import McpConfigError
 from yiem.mcp.models import Root
@@ -56,6 +56,22 @@ class HttpServerConfig(BaseModel):
     # authorization server does not register clients itself (OAuth sign-in).
     oauth_client_id: str | None = None
     oauth_client_secret: str | None = None
+    # Machine sign-in (no person): "client_credentials" with the secret above, or a PEM private key
+    # (private_key_jwt) named by `${VAR}`; tokens are fetched by the app and kept in memory only.
+    oauth_grant: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    oauth_private_key: str | None = None
+    oauth_signing_algorithm: str = "ES256"
+
+    @model_validator(mode="after")
+    def _machine_needs_credentials(self) -> HttpServerConfig:
+        if self.oauth_grant == "client_credentials" and not (
+            self.oauth_client_id and (self.oauth_client_secret or self.oauth_private_key)
+        ):
+            raise ValueError(
+                "oauth_grant 'client_credentials' needs oauth_client_id and either oauth_client_secret "
+                "or oauth_private_key (write them as ${VAR} so the secret stays in the environment)"
+            )
+        return self
 
     @field_validator("url")
     @classmethod
@@ -219,8 +235,12 @@ def resolve_server(
                 add_secrets(*header_secrets(value))
         secret = entry.oauth_client_secret
         secret = expand_vars(secret, "oauth_client_secret", env, secret=True) if secret else None
-        add_secrets(secret)
-        return entry.model_copy(update={"url": url, "headers": headers, "oauth_client_secret": secret})
+        pem = entry.oauth_private_key
+        pem = expand_vars(pem, "oauth_private_key", env) if pem else None
+        add_secrets(secret, pem)
+        return entry.model_copy(
+            update={"url": url, "headers": headers, "oauth_client_secret": secret, "oauth_private_key": pem}
+        )
     except McpConfigError as exc:
         raise McpConfigError(f"server {name!r}: {exc}") from None
 
@@ -276,7 +296,29 @@ def connect_server(
         return McpClient.stdio(resolved.command, resolved.args, resolved.env, resolved.cwd, **options)
     if resolved.type == "sse":
         return McpClient.sse(resolved.url, resolved.headers, **options)
+    if auth is None and expand and resolved.oauth_grant == "client_credentials":
+        return _signed_in_as_machine(resolved, options)
     return McpClient.http(resolved.url, resolved.headers, quote_bodies=expand, auth=auth, **options)
+
+
+def _signed_in_as_machine(entry: HttpServerConfig, options: dict[str, Any]) -> McpClient:
+    """Connect with tokens the app fetches itself from the entry's client credentials (only for
+    mcp.json as the operator wrote it: a typed entry never signs in with the server's secrets)."""
+    client = OAuthClient(
+        client_id=entry.oauth_client_id or "",
+        client_secret=entry.oauth_client_secret,
+        private_key_pem=entry.oauth_private_key,
+        signing_algorithm=entry.oauth_signing_algorithm,
+    )
+    url = entry.url
+    auth = GrantAuth(
+        None, renew=lambda grant: client_credentials_grant(url, OAuthChallenge(), client, previous=grant)
+    )
+    session = SignInSession(
+        auth,
+        lambda refused, previous: client_credentials_grant(url, refused.challenge, client, previous=previous),
+    )
+    return session.run(lambda: McpClient.http(url, entry.headers, auth=auth, **options))
 
 
 def _kept_type(entry: McpServerConfig) -> dict[str, str]:

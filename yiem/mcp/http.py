@@ -16,8 +16,8 @@ import httpx
 
 from yiem._sse import sse_events
 from yiem.limits import ResponseLimits, ResponseTooLargeError, capped, read_capped, text_lines
+from yiem.mcp._auth import GrantAuth, McpSignInRequiredError, parse_challenge
 from yiem.mcp._headers import HeaderMap, param_headers
-from yiem.mcp._oauth import GrantAuth, McpSignInRequiredError, parse_challenge
 from yiem.mcp._revision import STATELESS_VERSIONS, message_version, standard_headers
 from yiem.mcp.errors import McpConnectionError, McpError, McpSessionExpiredError
 from yiem.mcp.transport import Message, OnFailure, OnMessage, encode_message
@@ -74,6 +74,7 @@ class HttpTransport:
             verify=url.startswith("https://"),
             timeout=httpx.Timeout(connect=connect_timeout, read=None, write=30.0, pool=30.0),
             limits=httpx.Limits(max_connections=max_workers + 4, max_keepalive_connections=max_workers + 4),
+            auth=auth,  # signs every request (Bearer, or DPoP with its proof and nonce retry)
         )
         self._answer_timeout = httpx.Timeout(30.0, connect=connect_timeout)
         self._workers = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="mcp-http")
@@ -155,8 +156,6 @@ class HttpTransport:
 
     def _headers(self, accept: str = ACCEPT, message: Message | None = None) -> dict[str, str]:
         headers = {"Accept": accept, "Content-Type": "application/json", **self.headers}
-        if self.auth is not None:
-            headers["Authorization"] = self.auth.header()
         stamped = standard_headers(message) if message is not None else {}
         if stamped:
             headers |= stamped
