@@ -22,6 +22,7 @@ class View {
     this.sized = false;
     this.flooded = false;
     this.sent = [];
+    this.blocked = new Set();
     this.maxHeight = data.maxHeight;
 
     this.box = document.createElement("div");
@@ -109,8 +110,9 @@ class View {
     const message = event.data;
     if (message && message.yiemHost === "blocked") {
       event.stopImmediatePropagation();
-      this.setStateValue("blocked", [...(this.lastBlocked || []), String(message.what)].slice(-20));
-      this.lastBlocked = [...(this.lastBlocked || []), String(message.what)].slice(-20);
+      // The frame's csp attribute and its own meta policy each report the same attempt.
+      this.blocked.add(String(message.what));
+      this.setStateValue("blocked", [...this.blocked].slice(-20));
     }
   }
 

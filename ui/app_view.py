@@ -31,9 +31,12 @@ MAX_HEIGHT = 800
 _DOCTYPE = re.compile(r"^\s*<!doctype[^>]*>", re.IGNORECASE)
 # Runs first in the view's document: tells the host what its policy stopped, so the page can say so.
 _WATCH = (
-    "<script>document.addEventListener('securitypolicyviolation',function(e){"
-    "parent.postMessage({yiemHost:'blocked',what:(e.blockedURI||'inline')+' ('+e.effectiveDirective+')'},'*')"
-    "});</script>"
+    "<script>(function(){var tell=function(what){parent.postMessage({yiemHost:'blocked',what:what},'*')};"
+    "document.addEventListener('securitypolicyviolation',function(e){"
+    "tell((e.blockedURI||'inline code')+' ('+e.effectiveDirective+')')});"
+    "if(window.ReportingObserver){new ReportingObserver(function(reports){reports.forEach(function(r){"
+    "tell('the '+r.body.featureId+' permission')})},{types:['permissions-policy-violation'],buffered:true})"
+    ".observe()}})();</script>"
 )
 
 
@@ -216,10 +219,11 @@ def _message_text(params: dict[str, Any]) -> str:
 
 
 def _draw_notes(state: dict[str, Any], host: ViewHost) -> None:
-    for what in state.get("blocked") or []:
-        st.warning(
-            f"The view tried to reach {what}, which its resource does not declare, and was stopped.",
-            icon=":material/block:",
-        )
+    for what in dict.fromkeys(state.get("blocked") or []):
+        if what.endswith(" permission"):
+            words = f"The view asked for {what}, which its resource does not declare, and was refused."
+        else:
+            words = f"The view tried to reach {what}, which its resource does not declare, and was stopped."
+        st.warning(words, icon=":material/block:")
     if state.get("flooded"):
         st.error(f"The view from {host.server} sent too many messages; yiem stopped listening to it.")
