@@ -164,3 +164,34 @@ def test_the_cache_reads_a_view_once_per_server_and_forgets_a_server() -> None:
 def test_a_view_model_keeps_what_it_declared() -> None:
     view = AppView(uri="ui://x", html="<p/>", csp=ViewCsp(frame_domains=["https://www.youtube.com"]))
     assert "frame-src https://www.youtube.com" in content_security_policy(view)
+
+
+def test_a_chat_tool_with_a_view_keeps_the_view_and_the_raw_result_in_its_details(
+    basic_view_stdio: StdioServer,
+) -> None:
+    from yiem.tool_registry import ToolRegistry
+
+    registry = ToolRegistry()
+    client = _client(basic_view_stdio).connect()
+    try:
+        registry.add_mcp_server("basic", client)
+        tool = registry.tools[registry.chat_names("basic")["get-time"]]
+        output = tool.execute("call-1", {})
+    finally:
+        client.close()
+    details = output.details
+    assert details["view"]["uri"] == "ui://get-time/mcp-app.html"
+    assert details["view"]["result"]["content"][0]["text"] == output.content[0].text
+
+
+def test_a_tool_meant_only_for_its_view_is_not_offered_to_the_model() -> None:
+    from yiem.tool_registry import ToolRegistry
+
+    registry = ToolRegistry()
+    client = _client(hostile_view_stdio()).connect()
+    try:
+        assert {tool.name for tool in client.list_tools()} == {"probe", "view-only-refresh"}
+        registry.add_mcp_server("hostile", client)
+        assert list(registry.chat_names("hostile")) == ["probe"]
+    finally:
+        client.close()

@@ -26,6 +26,13 @@ PROBE = {
     "annotations": {"readOnlyHint": True},
     "_meta": {"ui": {"resourceUri": URI}},
 }
+# A tool the server means only for its view: a host must not offer it to the model.
+VIEW_ONLY = {
+    "name": "view-only-refresh",
+    "description": "Refreshes the probe's view.",
+    "inputSchema": {"type": "object"},
+    "_meta": {"ui": {"resourceUri": URI, "visibility": ["app"]}},
+}
 # Each attempt writes what happened into the view, where the test reads it.
 VIEW = """<!doctype html>
 <html><head><title>probe</title></head>
@@ -66,7 +73,7 @@ class HostileViewServer(ScriptedServer):
 
     def __init__(self, views_as: str) -> None:
         super().__init__()
-        self.tools = [dict(PROBE)]
+        self.tools = [dict(PROBE), dict(VIEW_ONLY)]
         self.views_as = views_as
 
     def _answer(

@@ -17,9 +17,12 @@ from playwright.sync_api import expect
 from tests.fixtures.browser import StreamlitApp, open_app, screenshot, script_run, start_streamlit
 from tests.fixtures.mcp import StdioServer
 from tests.fixtures.mcp_apps import hostile_view_stdio
+from tests.ui.test_browser_accessibility import blocking_violations, describe
 
 pytestmark = pytest.mark.browser
 
+_IDLE = """() => document.querySelector('[data-testid="stApp"]')
+    .getAttribute('data-test-script-state') === 'notRunning'"""
 VIEW_FRAME = 'iframe[title^="The view of"]'
 
 
@@ -94,8 +97,11 @@ def test_the_view_tab_says_what_the_view_may_do(page: Any, views_app: StreamlitA
     expect(page.frame_locator(VIEW_FRAME).locator("#server-time")).not_to_have_text(
         "Loading...", timeout=60_000
     )
-    with script_run(page):
-        page.get_by_role("tab", name="View", exact=True).click()
+    page.wait_for_function(_IDLE, timeout=120_000)
+    violations = blocking_violations(page)
+    assert not violations, f"axe-core with a view open:\n{describe(violations)}"
+    # The view's tabs switch in the browser, without a rerun.
+    page.get_by_role("tab", name="View", exact=True).click()
     expect(page.get_by_text("It may not connect anywhere.")).to_be_visible()
     expect(page.get_by_text("It asks for no browser permission")).to_be_visible()
 
