@@ -114,3 +114,31 @@ def test_a_tool_with_a_view_draws_it_in_the_chat_and_again_when_reopened(
     open_app(page, f"{app_with_views.url}/?c={conversation_id}")
     view = _open_view(page)
     expect(view.locator("#server-time")).to_have_text(stamp, timeout=60_000)
+
+
+def test_a_reopened_chat_whose_server_is_gone_draws_the_kept_copy_and_says_so(
+    tmp_path: Path, app_with_views: StreamlitApp, time_model: TimeAskingModel, page: Any
+) -> None:
+    open_app(page, app_with_views.url)
+    page.locator(CHAT_INPUT).wait_for()
+    _use_model_and_tool(page, time_model, TOOL)
+    _send(page, "What time is it on the server?")
+    page.get_by_text(ANSWER).first.wait_for(timeout=60_000)
+    _wait_idle(page)
+    conversation_id = open_conversation_id(page)
+    stamp = saved_messages(app_with_views, conversation_id, 4)[2].text.strip()
+    expect(_open_view(page).locator("#server-time")).to_have_text(stamp, timeout=60_000)  # seen once: kept
+
+    # The same store, served by an app whose mcp.json no longer has the server.
+    later = tmp_path / "later"
+    later.mkdir()
+    (later / "mcp.json").write_text(json.dumps({"mcpServers": {}}))
+    env = {"YIEM_MCP_CONFIG": str(later / "mcp.json"), "YIEM_DATABASE_URL": app_with_views.database_url}
+    with start_streamlit(later, env=env) as again:
+        open_app(page, f"{again.url}/?c={conversation_id}")
+        view = _open_view(page)
+        expect(
+            page.get_by_text("basic is not connected now: this is the copy of its view kept on")
+        ).to_be_visible(timeout=60_000)
+        expect(view.locator("#server-time")).to_have_text(stamp, timeout=60_000)
+        screenshot(page, "mcp-apps-chat-view-copy")

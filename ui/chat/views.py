@@ -9,7 +9,8 @@ import streamlit as st
 from ui.app_view import ViewHost, draw_app_view
 from ui.chat import unsent as chat_unsent
 from yiem.mcp import CallToolResult, McpClient, McpError, McpTool
-from yiem.mcp.apps import ViewCache
+from yiem.mcp.apps import McpAppError, ViewCache
+from yiem.store import ConversationStore, StoreError, ViewCopies
 from yiem.tool_registry import ToolRegistry
 from yiem.types import AgentToolCall, ToolResultMessage
 
@@ -51,19 +52,25 @@ def draw_chat_view(call: AgentToolCall, result: ToolResultMessage | None, key: s
     ):
         return
     registry: ToolRegistry = st.session_state["tool_registry"]
+    store: ConversationStore = st.session_state["store"]
+    copies = ViewCopies(store.engine, store.owner)
     client: McpClient | None = registry.servers.get(server)
     tool = _mcp_tool(registry, server, name) if client is not None else None
     if client is None or tool is None:
-        st.info(
-            f"{server} is not connected now, so its view of this call cannot be drawn; the result is above."
-        )
+        _draw_copy(copies, server, name, uri, call, wire, key)
         return
     cache: ViewCache = st.session_state.setdefault(VIEWS, ViewCache())
+    fresh = cache.get(server, uri) is None
     try:
         view = cache.load(client, server, uri)
     except McpError as error:
         st.warning(f"This tool has a view, but it cannot be drawn: {error}")
         return
+    if fresh:
+        try:
+            copies.keep(server, view)
+        except StoreError as error:
+            st.caption(f"{error} The view is drawn, but could not be kept for when {server} is gone.")
     if notice := st.session_state.pop(f"{key}:view:notice", None):
         st.success(notice)
 
@@ -82,6 +89,41 @@ def draw_chat_view(call: AgentToolCall, result: ToolResultMessage | None, key: s
         key=f"{key}:view",
         host=host,
         tool=tool,
+        arguments=call.arguments,
+        result=CallToolResult.from_wire(wire) if wire else None,
+    )
+
+
+def _draw_copy(
+    copies: ViewCopies, server: str, name: str, uri: str, call: AgentToolCall, wire: dict[str, Any], key: str
+) -> None:
+    """The kept copy of the view, said so, when its server is not connected now."""
+    try:
+        view = copies.find(server, uri)
+    except StoreError as error:
+        st.warning(f"{server} is not connected now and its view's copy could not be read: {error}")
+        return
+    if view is None:
+        st.info(
+            f"{server} is not connected now, so its view of this call cannot be drawn; the result is above."
+        )
+        return
+    st.info(
+        f"{server} is not connected now: this is the copy of its view kept on "
+        f"{view.fetched_at:%Y-%m-%d %H:%M} UTC. It shows this call's result, but cannot reach its server."
+    )
+
+    def gone(*_: Any) -> Any:
+        raise McpAppError(f"{server} is not connected, so the view cannot reach it.")
+
+    host = ViewHost(
+        server=server, tool=lambda _: None, call_tool=gone, read_resource=gone, put_message=_put_in_input
+    )
+    draw_app_view(
+        view,
+        key=f"{key}:view",
+        host=host,
+        tool=McpTool(name=name),
         arguments=call.arguments,
         result=CallToolResult.from_wire(wire) if wire else None,
     )
