@@ -185,7 +185,7 @@ def chat_reruns(calls: int, reruns: int, wire: dict[str, Any]) -> tuple[float, f
     from yiem.store import ConversationStore, create_store_engine
 
     store = ConversationStore(create_store_engine(os.environ["YIEM_DATABASE_URL"]))
-    medians, toggles = [], 0
+    pages, toggles = {}, 0
     for views in (True, False):
         opened = store.create(title="views" if views else "no views")
         store.replace_messages(opened.id, conversation(calls, views, wire))
@@ -197,19 +197,20 @@ def chat_reruns(calls: int, reruns: int, wire: dict[str, Any]) -> tuple[float, f
             raise SystemExit(f"the page failed: {page.exception}")
         if views:
             toggles = sum(1 for t in page.toggle if t.label == "Show the tool's view")
-        times = []
-        for _ in range(reruns):
+        pages[views] = page
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(reruns):  # interleaved, so a change in the machine's load falls on both alike
+        for views, page in pages.items():
             started = perf_counter()
             page.run()
-            times.append(perf_counter() - started)
-        medians.append(statistics.median(times))
-    return medians[0], medians[1], toggles
+            times[views].append(perf_counter() - started)
+    return statistics.median(times[True]), statistics.median(times[False]), toggles
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--draws", type=int, default=15)
-    parser.add_argument("--reruns", type=int, default=5)
+    parser.add_argument("--reruns", type=int, default=15)
     parser.add_argument("--calls", type=int, default=20)
     args = parser.parse_args()
     ours, floor = first_draws(args.draws)
