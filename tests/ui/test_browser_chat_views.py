@@ -85,22 +85,24 @@ def _open_view(page: Any) -> Any:
     return page.frame_locator(VIEW_FRAME)
 
 
-def test_a_tool_with_a_view_draws_it_in_the_chat_and_again_when_reopened(
-    app_with_views: StreamlitApp, time_model: TimeAskingModel, page: Any
-) -> None:
-    open_app(page, app_with_views.url)
+def _ask_for_the_time(page: Any, app: StreamlitApp, model: TimeAskingModel) -> tuple[str, str]:
+    """The scripted model calls get-time and answers; (the conversation's id, the time the server said)."""
+    open_app(page, app.url)
     page.locator(CHAT_INPUT).wait_for()
-    _use_model_and_tool(page, time_model, TOOL)
+    _use_model_and_tool(page, model, TOOL)
     _send(page, "What time is it on the server?")
     page.get_by_text(ANSWER).first.wait_for(timeout=60_000)
     _wait_idle(page)
-
     conversation_id = open_conversation_id(page)
-    saved = saved_messages(app_with_views, conversation_id, 4)
-    result = saved[2]
+    result = saved_messages(app, conversation_id, 4)[2]
     assert isinstance(result, ToolResultMessage)
-    stamp = result.text.strip()  # the ISO time the server answered
+    return conversation_id, result.text.strip()
 
+
+def test_a_tool_with_a_view_draws_it_in_the_chat_and_again_when_reopened(
+    app_with_views: StreamlitApp, time_model: TimeAskingModel, page: Any
+) -> None:
+    conversation_id, stamp = _ask_for_the_time(page, app_with_views, time_model)
     view = _open_view(page)
     expect(view.locator("#server-time")).to_have_text(stamp, timeout=60_000)  # the stored result reached it
     screenshot(page, "mcp-apps-chat-view")
@@ -119,14 +121,7 @@ def test_a_tool_with_a_view_draws_it_in_the_chat_and_again_when_reopened(
 def test_a_reopened_chat_whose_server_is_gone_draws_the_kept_copy_and_says_so(
     tmp_path: Path, app_with_views: StreamlitApp, time_model: TimeAskingModel, page: Any
 ) -> None:
-    open_app(page, app_with_views.url)
-    page.locator(CHAT_INPUT).wait_for()
-    _use_model_and_tool(page, time_model, TOOL)
-    _send(page, "What time is it on the server?")
-    page.get_by_text(ANSWER).first.wait_for(timeout=60_000)
-    _wait_idle(page)
-    conversation_id = open_conversation_id(page)
-    stamp = saved_messages(app_with_views, conversation_id, 4)[2].text.strip()
+    conversation_id, stamp = _ask_for_the_time(page, app_with_views, time_model)
     expect(_open_view(page).locator("#server-time")).to_have_text(stamp, timeout=60_000)  # seen once: kept
 
     # The same store, served by an app whose mcp.json no longer has the server.
