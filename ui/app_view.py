@@ -220,6 +220,10 @@ def _message_text(params: dict[str, Any]) -> str:
 
 def _draw_notes(state: dict[str, Any], host: ViewHost) -> None:
     for what in dict.fromkeys(state.get("blocked") or []):
+        if what.startswith("eval "):
+            # Libraries inside views probe for eval and carry on without it: worth a line, not an alarm.
+            st.caption("The view tried to run code built from text (eval); its frame does not allow that.")
+            continue
         if what.endswith(" permission"):
             words = f"The view asked for {what}, which its resource does not declare, and was refused."
         else:
