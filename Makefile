@@ -64,6 +64,7 @@ bench: setup-test
 	$(PY) bench/dashboard.py --sizes 10000 100000 1000000 --repeat 3
 	$(PY) bench/experiments.py --items 10000 --repeat 3 --http-items 1000 --peer-repeat 1 --ray
 	$(PY) bench/compare.py --rounds 5
+	$(PY) bench/mcp_apps.py --draws 15 --reruns 15
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache .grimp_cache

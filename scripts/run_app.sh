@@ -19,6 +19,8 @@ if example=$(PYTHON="$PY" bash scripts/install_pypi_server.sh mcp-server-time); 
 else
   echo "yiem: the example MCP server could not be installed; the Tools page offers none" >&2
 fi
+# The browser half of MCP Apps views (the official AppBridge, bundled once and cached).
+bash scripts/setup_mcp_apps.sh || echo "yiem: the MCP Apps bridge could not be prepared; tools' views are not drawn" >&2
 echo "yiem: starting the app at http://127.0.0.1:$PORT  (Ctrl+C stops it)"
 # Only the names of this computer may open the app's WebSocket (DNS rebinding is refused), and
 # every form post carries Streamlit's XSRF token.

@@ -13,6 +13,7 @@ from typing import Any, get_type_hints
 from pydantic import ConfigDict, TypeAdapter, create_model
 
 from yiem.errors import YiemError
+from yiem.mcp.apps import tool_view_uri, visible_to_model
 from yiem.mcp.client import McpClient
 from yiem.mcp.models import (
     AudioBlock,
@@ -210,7 +211,8 @@ class ToolRegistry:
             for old in server.chat_names.values():
                 self._tools.pop(old, None)
             chat_names = {}
-            for mcp_tool in mcp_tools:
+            # A tool its server meant only for its view is not offered to the model.
+            for mcp_tool in filter(visible_to_model, mcp_tools):
                 tool = self._wrap_mcp_tool(server, mcp_tool)
                 self._tools[tool.name] = tool
                 chat_names[mcp_tool.name] = tool.name
@@ -227,6 +229,7 @@ class ToolRegistry:
                     f"two tools would be named {name!r}; rename the MCP server {server.name!r}"
                 )
         client, server_name, tool_name = server.client, server.name, mcp_tool.name
+        view_uri = tool_view_uri(mcp_tool)
 
         def execute(
             tool_call_id: str,
@@ -246,7 +249,11 @@ class ToolRegistry:
             result = client.call_tool(
                 tool_name, arguments, on_progress=on_progress if on_update else None, signal=signal
             )
-            return mcp_result_to_output(result, server_name, tool_name)
+            output = mcp_result_to_output(result, server_name, tool_name)
+            if view_uri is not None and isinstance(output.details, dict):
+                # What the view is delivered when the conversation is drawn, now or reopened later.
+                output.details["view"] = {"uri": view_uri, "result": result.to_wire()}
+            return output
 
         return AgentTool(
             name=name,

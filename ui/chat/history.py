@@ -7,6 +7,7 @@ import streamlit as st
 from ui import avatars, bootstrap
 from ui.chat import settings as chat_settings
 from ui.chat.timeline import draw_timeline
+from ui.chat.views import draw_chat_view
 from ui.clipboard import copy_button, listen_for_copies
 from ui.messages import draw_blocks, draw_tool_call, draw_tool_result
 from yiem.chat import (
@@ -88,6 +89,7 @@ def draw_history(chat: ChatSession) -> None:
                 if isinstance(message, AssistantMessageToolCall):
                     for call in message.tool_calls:
                         draw_tool_call(call, results.get(call.id), copyable=True)
+                        draw_chat_view(call, results.get(call.id), key=f"chat-view-{call.id}")
                 draw_failure(message)
                 st.caption(reply_caption(message))
                 if message.text:

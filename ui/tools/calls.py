@@ -11,6 +11,7 @@ from ui.tools.form import FormKeys, draw_form, form_arguments, load_arguments, r
 from ui.tools.questions import new_questions
 from ui.tools.result import draw_record
 from ui.tools.tasks import as_task_toggle, draw_server_tasks, draw_task
+from ui.tools.views import draw_tool_view
 from yiem.chat import safe_markdown
 from yiem.explorer import (
     CallRecord,
@@ -207,6 +208,7 @@ def _draw_tool(server: str, client: McpClient, tool: McpTool) -> None:
         draw_record(last, tool.output_schema, key=f"result-{last.id}", read=client.read_resource)
         if last.task is not None:
             draw_task(last.task)
+        draw_tool_view(server, client, tool, last)
 
 
 def _use_in_chat_toggle(server: str, tool: McpTool) -> None:

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from yiem.mcp import apps
 from yiem.mcp.errors import INVALID_PARAMS, McpError
 from yiem.mcp.models import (
     ElicitationRequest,
@@ -97,6 +98,8 @@ class ClientFeatures:
             requests["elicitation"] = {"create": {}}
         if requests:
             declared["tasks"] = {"list": {}, "cancel": {}, "requests": requests}
+        # The app draws MCP Apps views (Tools and Chat), so servers may offer tools that have one.
+        declared["extensions"] = {apps.EXTENSION_ID: apps.UI_CAPABILITY}
         return declared
 
     def handlers(self) -> dict[str, Handler]:

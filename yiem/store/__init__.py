@@ -29,6 +29,7 @@ from yiem.store._schema import (
 )
 from yiem.store._sign_in_tables import mcp_sign_ins
 from yiem.store._usage_rows import SAMPLING_SOURCE, usage_row
+from yiem.store._view_copies import ViewCopies, view_copies
 
 __all__ = [
     "COMPARE_SOURCE",
@@ -52,6 +53,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailableError",
     "StoredMessage",
+    "ViewCopies",
     "budget_reservations",
     "budgets",
     "compare_runs",
@@ -73,4 +75,5 @@ __all__ = [
     "usage_conversation_hourly",
     "usage_hourly",
     "usage_row",
+    "view_copies",
 ]

@@ -228,6 +228,12 @@ def _migrate_17_to_18(conn: Connection) -> None:
         conn.execute(text("ALTER TABLE usage ADD COLUMN tool TEXT"))
 
 
+def _migrate_18_to_19(conn: Connection) -> None:
+    # Version 19 adds view_copies (MCP Apps views each person has seen); create_all after the steps
+    # makes the table, so this step only has to exist to be counted.
+    del conn
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
@@ -246,6 +252,7 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     15: _migrate_15_to_16,
     16: _migrate_16_to_17,
     17: _migrate_17_to_18,
+    18: _migrate_18_to_19,
 }
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 

@@ -1,0 +1,237 @@
+"""Benchmarks of MCP Apps views: a view's first draw, and the Chat page with many tool calls that have one.
+
+Run: `.venv/bin/python bench/mcp_apps.py [--draws 15] [--reruns 5]` after `make setup-test`. Prints
+Markdown for docs/benchmarks.md.
+
+- **First draw**: in headless Chromium, the official basic example's view (server-basic-vanillajs,
+  read over MCP) is mounted by the app's real frame script (mcp_apps/bridge.js) with the tool's
+  result, as the Tools page does; timed from the mount until the view shows the result's time. The
+  floor, in the same run: the same document in a plain sandboxed frame, timed until its own
+  "Loading..." is on screen (it parsed and drew, with no bridge and no result).
+- **Chat rerun**: a conversation with 20 tool calls whose tool has a view (closed, as a reopened chat
+  shows them), opened in the real app under AppTest, median of reruns; the peer is the same
+  conversation stored without the views.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.server
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from time import perf_counter
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ui.app_view import srcdoc  # noqa: E402
+from yiem.mcp import McpClient  # noqa: E402
+from yiem.mcp.apps import allow_attribute, content_security_policy, read_view, tool_view_uri  # noqa: E402
+from yiem.types import (  # noqa: E402
+    AgentMessage,
+    AgentToolCall,
+    AssistantMessage,
+    AssistantMessageToolCall,
+    LlmUsage,
+    TextContent,
+    ToolResultMessage,
+    UserMessage,
+)
+
+BASIC = ROOT / "mcp_servers" / "node_modules" / ".bin" / "mcp-server-basic-vanillajs"
+HARNESS = """<!doctype html><html><body><script type="module">
+import mount from "./bridge.js";
+window.mountView = (data) => {
+  const root = document.createElement("div");
+  document.body.append(root);
+  const at = performance.timeOrigin + performance.now();
+  mount({ parentElement: root, data, setStateValue: () => {} });
+  return at;
+};
+window.mountPlain = (html) => {
+  const frame = document.createElement("iframe");
+  frame.setAttribute("sandbox", "allow-scripts");
+  frame.title = "plain";
+  const at = performance.timeOrigin + performance.now();
+  frame.srcdoc = html;
+  document.body.append(frame);
+  return at;
+};
+</script></body></html>"""
+_DRAWN = (
+    "() => { const t = document.querySelector('#server-time'); return t && t.textContent !== 'Loading...'; }"
+)
+_PARSED = (
+    "() => { const t = document.querySelector('#server-time'); return t && t.textContent === 'Loading...'; }"
+)
+_NOW = "() => performance.timeOrigin + performance.now()"
+
+
+def _basic_view() -> tuple[dict[str, Any], dict[str, Any], str]:
+    """The basic example's view and a real `get-time` result, read over MCP."""
+    with McpClient.stdio(str(BASIC), ["--stdio"]) as client:
+        tool = next(t for t in client.list_tools() if tool_view_uri(t))
+        view = read_view(client, str(tool_view_uri(tool)), "basic")
+        result = client.call_tool(tool.name, {})
+    data = {
+        "id": "bench",
+        "html": srcdoc(view),
+        "csp": content_security_policy(view),
+        "allow": allow_attribute(view.permissions),
+        "title": "The view of get-time",
+        "theme": "light",
+        "hostVersion": "1",
+        "maxHeight": 800,
+        "initialHeight": 360,
+        "border": True,
+        "toolInput": {},
+        "toolResult": result.to_wire(),
+        "toolInfo": {"tool": tool.to_wire()},
+        "answers": {},
+    }
+    return data, result.to_wire(), view.html
+
+
+def first_draws(draws: int) -> tuple[list[float], list[float]]:
+    """Milliseconds from mount to the result on screen (ours), and to the bare document drawn (floor)."""
+    from playwright.sync_api import sync_playwright
+
+    data, _, html = _basic_view()
+    folder = Path(tempfile.mkdtemp(prefix="yiem-bench-views-"))
+    (folder / "index.html").write_text(HARNESS)
+    (folder / "bridge.js").write_bytes((ROOT / "mcp_apps" / "bridge.js").read_bytes())
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, directory=str(folder), **kwargs)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}/index.html"
+    ours, floor = [], []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"],
+        )
+        try:
+            for _ in range(draws + 1):  # the first of each is a warm-up
+                page = browser.new_page()
+                page.goto(url)
+                page.wait_for_function("() => typeof window.mountView === 'function'")
+                started = page.evaluate("(data) => window.mountView(data)", data)
+                frame = _frame(page)
+                frame.wait_for_function(_DRAWN, polling="raf", timeout=60_000)
+                ours.append(frame.evaluate(_NOW) - started)
+                page.close()
+                page = browser.new_page()
+                page.goto(url)
+                page.wait_for_function("() => typeof window.mountPlain === 'function'")
+                started = page.evaluate("(html) => window.mountPlain(html)", html)
+                frame = _frame(page)
+                frame.wait_for_function(_PARSED, polling="raf", timeout=60_000)
+                floor.append(frame.evaluate(_NOW) - started)
+                page.close()
+        finally:
+            browser.close()
+            httpd.shutdown()
+    return ours[1:], floor[1:]
+
+
+def _frame(page: Any) -> Any:
+    element = page.wait_for_selector("iframe", state="attached")  # CSS selectors reach into shadow roots
+    return element.content_frame()
+
+
+def conversation(calls: int, views: bool, wire: dict[str, Any]) -> list[AgentMessage]:
+    """`calls` turns, each a prompt, a `get-time` call, its result and a reply."""
+    messages: list[AgentMessage] = []
+    for turn in range(calls):
+        call = AgentToolCall(id=f"call-{turn}", name="get-time", arguments={})
+        details: dict[str, Any] = {"server": "basic", "tool": "get-time"}
+        if views:
+            details["view"] = {"uri": "ui://get-time/mcp-app.html", "result": wire}
+        messages += [
+            UserMessage(content=[TextContent(text=f"What time is it now ({turn})?")]),
+            AssistantMessageToolCall(tool_calls=[call], usage=LlmUsage(input_tokens=50, output_tokens=5)),
+            ToolResultMessage(
+                tool_call_id=call.id,
+                tool_name=call.name,
+                content=[TextContent(text="12:00")],
+                details=details,
+            ),
+            AssistantMessage(content=[TextContent(text=f"It is 12:00 ({turn}).")], usage=LlmUsage()),
+        ]
+    return messages
+
+
+def chat_reruns(calls: int, reruns: int, wire: dict[str, Any]) -> tuple[float, float, int]:
+    """Median seconds of a Chat page rerun with the views, and without them; toggles drawn."""
+    folder = tempfile.mkdtemp(prefix="yiem-bench-views-chat-")
+    os.environ["YIEM_DATABASE_URL"] = f"sqlite:///{folder}/bench.db"
+    os.environ["YIEM_MCP_CONFIG"] = f"{folder}/no-mcp.json"
+    os.chdir(ROOT)
+    from streamlit.testing.v1 import AppTest
+
+    from yiem.store import ConversationStore, create_store_engine
+
+    store = ConversationStore(create_store_engine(os.environ["YIEM_DATABASE_URL"]))
+    pages, toggles = {}, 0
+    for views in (True, False):
+        opened = store.create(title="views" if views else "no views")
+        store.replace_messages(opened.id, conversation(calls, views, wire))
+        page = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
+        page.query_params["c"] = opened.id
+        page.session_state["yiem_history_shown"] = (opened.id, calls * 4)
+        page.run()
+        if page.exception:
+            raise SystemExit(f"the page failed: {page.exception}")
+        if views:
+            toggles = sum(1 for t in page.toggle if t.label == "Show the tool's view")
+        pages[views] = page
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(reruns):  # interleaved, so a change in the machine's load falls on both alike
+        for views, page in pages.items():
+            started = perf_counter()
+            page.run()
+            times[views].append(perf_counter() - started)
+    return statistics.median(times[True]), statistics.median(times[False]), toggles
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--draws", type=int, default=15)
+    parser.add_argument("--reruns", type=int, default=15)
+    parser.add_argument("--calls", type=int, default=20)
+    args = parser.parse_args()
+    ours, floor = first_draws(args.draws)
+    _, wire, _ = _basic_view()
+    with_views, without, toggles = chat_reruns(args.calls, args.reruns, wire)
+    if toggles != args.calls:
+        raise SystemExit(f"expected {args.calls} 'Show the tool's view' toggles, saw {toggles}")
+    ours_ms, floor_ms = statistics.median(ours), statistics.median(floor)
+    print("| measure | yiem | floor / peer | ratio |")
+    print("|---|---|---|---|")
+    print(
+        f"| basic example view, mount to the result on screen (median of {args.draws}) | {ours_ms:.0f} ms | "
+        f"{floor_ms:.0f} ms (plain frame, document drawn) | {ours_ms / floor_ms:.2f} × |"
+    )
+    print(
+        f"| Chat page rerun, {args.calls} tool calls with views (median of {args.reruns}) | "
+        f"{with_views:.3f} s | {without:.3f} s (same chat, no views) | {with_views / without:.2f} × |"
+    )
+    print(json.dumps({"draws_ms": [round(x) for x in ours], "floor_ms": [round(x) for x in floor]}))
+    print(f"load average {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

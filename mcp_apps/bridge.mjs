@@ -1,0 +1,168 @@
+// The host side of an MCP App view in the page: a sandboxed frame and the official AppBridge
+// (@modelcontextprotocol/ext-apps) speaking the extension's JSON-RPC with it over postMessage.
+// Every request the view makes goes to Python as a component state value and comes back as an
+// answer in the component's data, so it runs on the page's own MCP session. Bundled by esbuild
+// (scripts/setup_mcp_apps.sh) into the module ui/app_view.py registers.
+import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/app-bridge";
+
+// A view may send this many messages in FLOOD_WINDOW_MS; past it the host stops listening.
+const FLOOD_LIMIT = 200;
+const FLOOD_WINDOW_MS = 10000;
+const SIZE_WAIT_MS = 5000;
+const views = new WeakMap();
+
+class View {
+  constructor(root, data, setStateValue) {
+    this.id = data.id;
+    this.setStateValue = setStateValue;
+    this.pending = new Map();
+    this.requests = [];
+    this.answered = new Set();
+    this.seq = 0;
+    this.sized = false;
+    this.flooded = false;
+    this.sent = [];
+    this.blocked = new Set();
+    this.maxHeight = data.maxHeight;
+
+    this.box = document.createElement("div");
+    this.box.className = data.border ? "yiem-view yiem-view-border" : "yiem-view";
+    this.frame = document.createElement("iframe");
+    // No allow-same-origin: the view gets an opaque origin, so it reaches neither the app's
+    // cookies nor its storage nor this page; no popups or top navigation either.
+    this.frame.setAttribute("sandbox", "allow-scripts allow-forms");
+    this.frame.setAttribute("allow", data.allow);
+    this.frame.setAttribute("csp", data.csp);
+    this.frame.setAttribute("referrerpolicy", "no-referrer");
+    this.frame.title = data.title;
+    this.frame.style.height = `${data.initialHeight}px`;
+    this.note = document.createElement("p");
+    this.note.className = "yiem-view-note";
+    this.note.setAttribute("role", "status");
+    this.box.append(this.frame, this.note);
+    root.append(this.box);
+
+    this.onWindowMessage = (event) => this.screen(event);
+    // Registered before the transport's listener, so a flood or a host note never reaches it.
+    window.addEventListener("message", this.onWindowMessage, true);
+    this.frame.srcdoc = data.html;
+    this.bridge = this.makeBridge(data);
+    this.bridge.connect(new PostMessageTransport(this.frame.contentWindow, this.frame.contentWindow));
+    this.sizeTimer = setTimeout(() => {
+      if (!this.sized) this.say("The view has not reported its size, so it is shown at a fixed height.");
+    }, SIZE_WAIT_MS);
+  }
+
+  makeBridge(data) {
+    const bridge = new AppBridge(
+      null,
+      { name: "yiem", version: data.hostVersion },
+      { openLinks: {}, serverTools: {}, serverResources: {}, logging: {}, message: { text: {} } },
+      {
+        hostContext: {
+          theme: data.theme,
+          displayMode: "inline",
+          availableDisplayModes: ["inline"],
+          platform: "web",
+          locale: navigator.language,
+          timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+          containerDimensions: { maxHeight: data.maxHeight },
+          toolInfo: data.toolInfo || undefined,
+        },
+      },
+    );
+    bridge.oncalltool = (params) => this.ask("tools/call", params);
+    bridge.onreadresource = (params) => this.ask("resources/read", params);
+    bridge.onmessage = (params) => this.ask("ui/message", params);
+    bridge.onopenlink = (params) => this.ask("ui/open-link", params);
+    bridge.onloggingmessage = (params) => this.ask("notifications/message", params, false);
+    bridge.onsizechange = ({ height }) => {
+      this.sized = true;
+      if (typeof height === "number" && height > 0) {
+        this.frame.style.height = `${Math.min(Math.ceil(height), this.maxHeight)}px`;
+      }
+    };
+    bridge.oninitialized = () => {
+      if (data.toolInput) bridge.sendToolInput({ arguments: data.toolInput });
+      if (data.toolResult) bridge.sendToolResult(data.toolResult);
+      this.setStateValue("initialized", true);
+    };
+    return bridge;
+  }
+
+  // Counts the view's messages and takes the host's own notes out of the stream.
+  screen(event) {
+    if (event.source !== this.frame.contentWindow) return;
+    if (this.flooded) {
+      event.stopImmediatePropagation();
+      return;
+    }
+    const now = Date.now();
+    this.sent = this.sent.filter((at) => now - at < FLOOD_WINDOW_MS);
+    this.sent.push(now);
+    if (this.sent.length > FLOOD_LIMIT) {
+      this.flooded = true;
+      event.stopImmediatePropagation();
+      this.say(`The view sent more than ${FLOOD_LIMIT} messages in ${FLOOD_WINDOW_MS / 1000} s, so yiem stopped listening to it.`);
+      this.setStateValue("flooded", true);
+      return;
+    }
+    const message = event.data;
+    if (message && message.yiemHost === "blocked") {
+      event.stopImmediatePropagation();
+      // The frame's csp attribute and its own meta policy each report the same attempt.
+      this.blocked.add(String(message.what));
+      this.setStateValue("blocked", [...this.blocked].slice(-20));
+    }
+  }
+
+  ask(method, params, answered = true) {
+    const id = `${this.id}:${++this.seq}`;
+    this.requests = [...this.requests, { id, method, params }].slice(-50);
+    this.setStateValue("requests", this.requests);
+    if (!answered) return undefined;
+    return new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
+  }
+
+  update(data) {
+    this.maxHeight = data.maxHeight;
+    for (const [id, answer] of Object.entries(data.answers || {})) {
+      const waiting = this.pending.get(id);
+      if (!waiting || this.answered.has(id)) continue;
+      this.answered.add(id);
+      this.pending.delete(id);
+      if (answer.error) waiting.reject(new Error(answer.error));
+      else waiting.resolve(answer.result);
+    }
+    if (data.theme !== this.theme) {
+      if (this.theme !== undefined) this.bridge.sendHostContextChange({ theme: data.theme });
+      this.theme = data.theme;
+    }
+  }
+
+  say(words) {
+    this.note.textContent = words;
+  }
+
+  destroy() {
+    clearTimeout(this.sizeTimer);
+    window.removeEventListener("message", this.onWindowMessage, true);
+    this.bridge.close().catch(() => {});
+    this.box.remove();
+  }
+}
+
+export default function (component) {
+  const { parentElement, data, setStateValue } = component;
+  let view = views.get(parentElement);
+  if (!view || view.id !== data.id) {
+    if (view) view.destroy();
+    view = new View(parentElement, data, setStateValue);
+    views.set(parentElement, view);
+  }
+  view.update(data);
+  return () => {
+    view.destroy();
+    views.delete(parentElement);
+  };
+}

@@ -1,0 +1,129 @@
+"""MCP Apps views inside Chat's tool calls: drawn when the person opens one, from the stored result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from ui.app_view import ViewHost, draw_app_view
+from ui.chat import unsent as chat_unsent
+from yiem.mcp import CallToolResult, McpClient, McpError, McpTool
+from yiem.mcp.apps import McpAppError, ViewCache
+from yiem.store import ConversationStore, StoreError, ViewCopies
+from yiem.tool_registry import ToolRegistry
+from yiem.types import AgentToolCall, ToolResultMessage
+
+VIEWS = "chat-views"
+
+
+def stored_view(result: ToolResultMessage | None) -> tuple[str, str, str, dict[str, Any]] | None:
+    """(server, tool, view URI, the call's MCP result) when the call's tool has a view, else None."""
+    details = result.details if result is not None else None
+    if not isinstance(details, dict):
+        return None
+    view = details.get("view")
+    if not isinstance(view, dict) or not isinstance(view.get("uri"), str):
+        return None
+    return str(details.get("server", "")), str(details.get("tool", "")), view["uri"], view.get("result") or {}
+
+
+def _mcp_tool(registry: ToolRegistry, server: str, name: str) -> McpTool | None:
+    chat_name = registry.chat_names(server).get(name)
+    tool = registry.tools.get(chat_name) if chat_name else None
+    if tool is None:
+        return None
+    return McpTool(name=name, title=tool.title, description=tool.description, annotations=tool.annotations)
+
+
+def _put_in_input(text: str) -> str:
+    st.session_state[chat_unsent.UNSENT_KEY] = text
+    return "The view's message is in the chat input: read it, then send it or change it."
+
+
+def draw_chat_view(call: AgentToolCall, result: ToolResultMessage | None, key: str) -> None:
+    """A toggle that draws the call's view (views stay closed, so a long chat reruns fast)."""
+    found = stored_view(result)
+    if found is None:
+        return
+    server, name, uri, wire = found
+    if not st.toggle(
+        "Show the tool's view", key=f"{key}:open", help=f"The interactive view {uri} from {server}"
+    ):
+        return
+    registry: ToolRegistry = st.session_state["tool_registry"]
+    store: ConversationStore = st.session_state["store"]
+    copies = ViewCopies(store.engine, store.owner)
+    client: McpClient | None = registry.servers.get(server)
+    tool = _mcp_tool(registry, server, name) if client is not None else None
+    if client is None or tool is None:
+        _draw_copy(copies, server, name, uri, call, wire, key)
+        return
+    cache: ViewCache = st.session_state.setdefault(VIEWS, ViewCache())
+    fresh = cache.get(server, uri) is None
+    try:
+        view = cache.load(client, server, uri)
+    except McpError as error:
+        st.warning(f"This tool has a view, but it cannot be drawn: {error}")
+        return
+    if fresh:
+        try:
+            copies.keep(server, view)
+        except StoreError as error:
+            st.caption(f"{error} The view is drawn, but could not be kept for when {server} is gone.")
+    if notice := st.session_state.pop(f"{key}:view:notice", None):
+        st.success(notice)
+
+    def call_tool(tool_name: str, arguments: dict[str, Any]) -> CallToolResult:
+        return client.call_tool(tool_name, arguments)
+
+    host = ViewHost(
+        server=server,
+        tool=lambda tool_name: _mcp_tool(registry, server, tool_name),
+        call_tool=call_tool,
+        read_resource=client.read_resource,
+        put_message=_put_in_input,
+    )
+    draw_app_view(
+        view,
+        key=f"{key}:view",
+        host=host,
+        tool=tool,
+        arguments=call.arguments,
+        result=CallToolResult.from_wire(wire) if wire else None,
+    )
+
+
+def _draw_copy(
+    copies: ViewCopies, server: str, name: str, uri: str, call: AgentToolCall, wire: dict[str, Any], key: str
+) -> None:
+    """The kept copy of the view, said so, when its server is not connected now."""
+    try:
+        view = copies.find(server, uri)
+    except StoreError as error:
+        st.warning(f"{server} is not connected now and its view's copy could not be read: {error}")
+        return
+    if view is None:
+        st.info(
+            f"{server} is not connected now, so its view of this call cannot be drawn; the result is above."
+        )
+        return
+    st.info(
+        f"{server} is not connected now: this is the copy of its view kept on "
+        f"{view.fetched_at:%Y-%m-%d %H:%M} UTC. It shows this call's result, but cannot reach its server."
+    )
+
+    def gone(*_: Any) -> Any:
+        raise McpAppError(f"{server} is not connected, so the view cannot reach it.")
+
+    host = ViewHost(
+        server=server, tool=lambda _: None, call_tool=gone, read_resource=gone, put_message=_put_in_input
+    )
+    draw_app_view(
+        view,
+        key=f"{key}:view",
+        host=host,
+        tool=McpTool(name=name),
+        arguments=call.arguments,
+        result=CallToolResult.from_wire(wire) if wire else None,
+    )

@@ -1,0 +1,77 @@
+"""A tool's MCP App view on the Tools page: drawn under its result, and what the view may do, in words."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from ui.app_view import ViewHost, draw_app_view
+from ui.tools import connect as connection
+from yiem.explorer import CallRecord, ToolCallRun, describe_error
+from yiem.mcp import CallToolResult, McpClient, McpError, McpTool
+from yiem.mcp.apps import McpAppError, ViewCache, csp_words, permission_words, tool_view_uri
+
+VIEWS = "tools-views"
+# A call a view makes waits this long for its answer before the view is told it timed out.
+_VIEW_CALL_TIMEOUT_S = 60.0
+
+
+def _cache() -> ViewCache:
+    cache: ViewCache = st.session_state.setdefault(VIEWS, ViewCache())
+    return cache
+
+
+def _host(server: str, client: McpClient, history: list[CallRecord]) -> ViewHost:
+    def tool(name: str) -> McpTool | None:
+        return next((t for t in connection.cached_tools(server) if t.name == name), None)
+
+    def call_tool(name: str, arguments: dict[str, Any]) -> CallToolResult:
+        # The same session and the same record as a call from the form: it shows in the history and log.
+        run = ToolCallRun(client, server, name, arguments, timeout=_VIEW_CALL_TIMEOUT_S).start()
+        run.wait(_VIEW_CALL_TIMEOUT_S + 5)
+        record = run.record
+        record.arguments = {**record.arguments}
+        history.append(record)
+        if record.result is None:
+            raise McpAppError(record.error or f"{name} did not answer.")
+        return record.result
+
+    return ViewHost(server=server, tool=tool, call_tool=call_tool, read_resource=client.read_resource)
+
+
+def draw_tool_view(server: str, client: McpClient, tool: McpTool, record: CallRecord) -> None:
+    """The view of `tool` for the call `record`, with a tab that says what the view may do."""
+    uri = tool_view_uri(tool)
+    if uri is None:
+        return
+    try:
+        view = _cache().load(client, server, uri)
+    except McpError as error:
+        st.warning(f"This tool has a view, but it cannot be drawn: {describe_error(error)}")
+        return
+    shown, about = st.tabs(["Interactive view", "View"])
+    with shown:
+        history: list[CallRecord] = st.session_state.setdefault("tools-history", [])
+        draw_app_view(
+            view,
+            key=f"tools-view-{record.id}",
+            host=_host(server, client, history),
+            tool=tool,
+            arguments=record.arguments,
+            result=record.result,
+        )
+    with about:
+        st.markdown(
+            f"The view is `{uri}`, from {server}. It runs in a sealed frame: it cannot see this page, "
+            "your sign-in or other servers."
+        )
+        for line in csp_words(view):
+            st.markdown(f"- {line}")
+        permissions = permission_words(view)
+        st.markdown(
+            "\n".join(f"- {line}" for line in permissions)
+            if permissions
+            else "- It asks for no browser permission (camera, microphone, location, clipboard)."
+        )
+        st.caption(f"Read from the server at {view.fetched_at:%H:%M:%S} UTC; kept for this session.")
