@@ -22,6 +22,7 @@ from yiem.mcp import (
     SamplingRequest,
     SamplingResult,
 )
+from yiem.mcp.apps import EXTENSION_ID, UI_CAPABILITY
 from yiem.types import AbortSignal
 
 CONDITIONAL_TOOLS = {
@@ -90,7 +91,8 @@ def _initialize_params(client: McpClient) -> dict[str, Any]:
 def test_no_handlers_declares_nothing_and_hides_the_conditional_tools(everything_stdio: StdioServer) -> None:
     with McpClient.stdio(everything_stdio.command, everything_stdio.args) as client:
         names = {tool.name for tool in client.list_tools()}
-        assert _initialize_params(client)["capabilities"] == {}
+        # Only the MCP Apps extension, which the app can always draw, is declared without a handler.
+        assert _initialize_params(client)["capabilities"] == {"extensions": {EXTENSION_ID: UI_CAPABILITY}}
     # The task tool is listed either way; it answered -32601 before tasks were supported.
     assert len(names) == 13 and not names & CONDITIONAL_TOOLS and "simulate-research-query" in names
 
@@ -114,7 +116,7 @@ def test_only_elicitation_declares_only_elicitation(everything_stdio: StdioServe
     with _asking(everything_stdio, person) as client:
         capabilities = _initialize_params(client)["capabilities"]
         names = {tool.name for tool in client.list_tools()}
-    assert set(capabilities) == {"elicitation", "tasks"}
+    assert set(capabilities) == {"elicitation", "tasks", "extensions"}
     assert "get-roots-list" not in names and "trigger-sampling-request" not in names
     assert "trigger-elicitation-request" in names
 

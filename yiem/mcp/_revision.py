@@ -165,8 +165,10 @@ def _means_older_server(error: McpError) -> bool:
     if isinstance(error, McpTimeoutError):
         return True
     if isinstance(error, McpConnectionError):
-        # A refused connection or a dead process is no verdict on the revision; an HTTP status is.
-        return isinstance(error.data, dict) and "status" in error.data
+        # A refused connection or a dead process is no verdict on the revision; an HTTP status is,
+        # except 401 and 403: the server wants a sign-in first, whatever revision it speaks.
+        status = error.data.get("status") if isinstance(error.data, dict) else None
+        return status is not None and status not in (401, 403)
     return True
 
 

@@ -12,11 +12,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from yiem.errors import YiemError
 from yiem.mcp._auth import GrantAuth, OAuthChallenge, OAuthClient, SignInSession, client_credentials_grant
 from yiem.mcp.client import McpClient
 from yiem.mcp.errors import McpConfigError
 from yiem.mcp.models import Root
 from yiem.redaction import add_secrets, header_secrets
+
+
+class MachineSignInConfigError(YiemError, ValueError):
+    """An mcp.json entry for machine sign-in that lacks its credentials."""
+
 
 # `${VAR}` or `${VAR:-default}`; `$${...}` is a literal `${...}` (how a value typed in the browser is saved).
 _VAR = re.compile(r"\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -67,7 +73,7 @@ class HttpServerConfig(BaseModel):
         if self.oauth_grant == "client_credentials" and not (
             self.oauth_client_id and (self.oauth_client_secret or self.oauth_private_key)
         ):
-            raise ValueError(
+            raise MachineSignInConfigError(
                 "oauth_grant 'client_credentials' needs oauth_client_id and either oauth_client_secret "
                 "or oauth_private_key (write them as ${VAR} so the secret stays in the environment)"
             )

@@ -17,6 +17,8 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import ec
 from jwt.algorithms import ECAlgorithm
 
+from yiem.errors import YiemError
+
 ALGORITHM = "ES256"
 
 
@@ -26,13 +28,17 @@ def wants_dpop(metadata: dict[str, Any]) -> bool:
     return isinstance(algorithms, list) and ALGORITHM in algorithms
 
 
+class DpopKeyError(YiemError, ValueError):
+    """A stored DPoP key that is not a private P-256 key."""
+
+
 class DpopKey:
     """One P-256 key: made fresh for a sign-in, or read back from the grant that holds it."""
 
     def __init__(self, private_jwk: str | None = None) -> None:
         key = ECAlgorithm.from_jwk(private_jwk) if private_jwk else ec.generate_private_key(ec.SECP256R1())
         if not isinstance(key, ec.EllipticCurvePrivateKey):
-            raise ValueError("a DPoP key must be a private EC key")
+            raise DpopKeyError("a DPoP key must be a private EC key")
         self._key = key
         self.private_jwk = ECAlgorithm.to_jwk(key)
         public = json.loads(ECAlgorithm.to_jwk(key.public_key()))
