@@ -60,7 +60,7 @@ def resolve(
                 f"MCP server {label} said {method!r} needs input but asked nothing and kept no state",
                 data=result,
             )
-        responses = {key: _answer(request, handlers, label) for key, request in (requests or {}).items()}
+        responses = answer_all(requests or {}, handlers, label)
         if not requests:
             # Only state: the server is working; ask again soon, backing off a little.
             time.sleep(delay)
@@ -71,6 +71,11 @@ def resolve(
             f"MCP server {label} still needed input on {method!r} after {MAX_ROUNDS} rounds; gave up"
         )
     return result
+
+
+def answer_all(requests: Mapping[str, Any], handlers: Mapping[str, Handler], label: str) -> dict[str, Any]:
+    """Each of a server's input requests answered by the client's handler for its method, by key."""
+    return {key: _answer(request, handlers, label) for key, request in requests.items()}
 
 
 def _answer(request: Any, handlers: Mapping[str, Handler], label: str) -> dict[str, Any]:

@@ -30,7 +30,15 @@ CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 # Methods whose parameter the HTTP transport mirrors as the `Mcp-Name` header.
-NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# The tasks extension (SEP-2663) names its task in `Mcp-Name` as the core methods name theirs.
+NAME_PARAMS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 
 @dataclass(frozen=True)
@@ -59,11 +67,18 @@ def stamp_meta(
     client_info: Mapping[str, Any],
     capabilities: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """`params` plus `_meta` naming the revision, the client and its capabilities."""
+    """`params` plus `_meta` naming the revision, the client and its capabilities.
+
+    Capabilities are declared per request at 2026-07-28, so extensions a request's own `_meta`
+    declares (the tasks extension for one call, say) are kept beside the session's."""
     meta = dict((params or {}).get("_meta") or {})
     meta[PROTOCOL_VERSION_KEY] = version
     meta[CLIENT_INFO_KEY] = dict(client_info)
-    meta[CLIENT_CAPABILITIES_KEY] = dict(capabilities)
+    declared = dict(capabilities)
+    own = meta.get(CLIENT_CAPABILITIES_KEY)
+    if isinstance(own, dict) and isinstance(own.get("extensions"), dict):
+        declared["extensions"] = {**dict(declared.get("extensions") or {}), **own["extensions"]}
+    meta[CLIENT_CAPABILITIES_KEY] = declared
     return {**(params or {}), "_meta": meta}
 
 

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from yiem.mcp import _ext_tasks
 from yiem.mcp._rpc import ProgressCallback
 from yiem.mcp.errors import McpError
 from yiem.mcp.models import CallToolResult, McpProgress, McpTask
@@ -37,6 +38,14 @@ class ToolTaskMethods:
     def _paginate(self, method: str, key: str) -> list[dict[str, Any]]:
         raise NotImplementedError
 
+    @property
+    def stateless(self) -> bool:
+        raise NotImplementedError
+
+    @property
+    def label(self) -> str:
+        raise NotImplementedError
+
     def start_tool_task(
         self, name: str, arguments: dict[str, Any] | None = None, ttl_ms: int | None = None
     ) -> McpTask:
@@ -48,6 +57,8 @@ class ToolTaskMethods:
 
     def get_task(self, task_id: str) -> McpTask:
         """Where the task stands (`tasks/get`)."""
+        if self.stateless:
+            return _ext_tasks.get(self.request, task_id, self.label)
         return McpTask.model_validate(self.request("tasks/get", {"taskId": task_id}))
 
     def task_result(
@@ -59,6 +70,8 @@ class ToolTaskMethods:
 
     def cancel_task(self, task_id: str) -> McpTask:
         """Ask the server to stop the task (`tasks/cancel`)."""
+        if self.stateless:
+            return _ext_tasks.cancel(self.request, task_id, self.label)
         return McpTask.model_validate(self.request("tasks/cancel", {"taskId": task_id}))
 
     def list_tasks(self) -> list[McpTask]:
@@ -92,7 +105,7 @@ def run_tool_task(
     it ends and when Cancel (the abort signal) has sent `tasks/cancel`; `on_progress` hears it in words.
     """
     task = client.start_tool_task(name, arguments)
-    report = _Reporter(on_progress, on_task)
+    report = TaskReporter(on_progress, on_task)
     report(task)
     stop = threading.Event()
     poller = None
@@ -125,7 +138,7 @@ def run_tool_task(
             poller.join(timeout=2.0)
 
 
-class _Reporter:
+class TaskReporter:
     """Passes a task to the callbacks when its status or message changed since the last report."""
 
     def __init__(self, on_progress: ProgressCallback | None, on_task: TaskCallback | None) -> None:
@@ -163,7 +176,7 @@ def task_progress(task: McpTask, polls: int) -> McpProgress:
     return McpProgress(progress=polls, message=words)
 
 
-def _poll(client: ToolTaskMethods, task: McpTask, report: _Reporter, stop: threading.Event) -> None:
+def _poll(client: ToolTaskMethods, task: McpTask, report: TaskReporter, stop: threading.Event) -> None:
     interval = (task.poll_interval or DEFAULT_POLL_S * 1000) / 1000
     while not stop.wait(interval):
         try:
@@ -179,7 +192,7 @@ def _poll(client: ToolTaskMethods, task: McpTask, report: _Reporter, stop: threa
             return
 
 
-def _report_final(client: ToolTaskMethods, task_id: str, report: _Reporter) -> None:
+def _report_final(client: ToolTaskMethods, task_id: str, report: TaskReporter) -> None:
     """The status the task ended with (the result came before a poll saw it)."""
     try:
         report(client.get_task(task_id))
@@ -187,7 +200,7 @@ def _report_final(client: ToolTaskMethods, task_id: str, report: _Reporter) -> N
         logger.info("reading the final status of task %s failed: %s", task_id, exc)
 
 
-def _cancel(client: ToolTaskMethods, task_id: str, report: _Reporter) -> None:
+def _cancel(client: ToolTaskMethods, task_id: str, report: TaskReporter) -> None:
     try:
         report(client.cancel_task(task_id))
     except McpError as exc:

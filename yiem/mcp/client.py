@@ -9,7 +9,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from yiem.mcp import _input_required
+from yiem.mcp import _ext_tasks, _input_required
 from yiem.mcp._auth import GrantAuth
 from yiem.mcp._catalog import CatalogMethods
 from yiem.mcp._client_features import ClientFeatures, ElicitationHandler, SamplingHandler
@@ -34,7 +34,7 @@ from yiem.mcp._rpc import (
     RequestId,
     RpcDispatcher,
 )
-from yiem.mcp._tool_tasks import TaskCallback, ToolTaskMethods, run_tool_task, runs_as_task
+from yiem.mcp._tool_tasks import TaskCallback, TaskReporter, ToolTaskMethods, run_tool_task, runs_as_task
 from yiem.mcp.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     McpConnectionError,
@@ -432,6 +432,21 @@ class McpClient(CatalogMethods, ToolTaskMethods):
         on_task: TaskCallback | None = None,
     ) -> dict[str, Any]:
         """`call_tool`, the result as the server sent it (for a raw view)."""
+        if self.stateless:
+            # At 2026-07-28 the server decides, once the call opts in to the tasks extension.
+            return _ext_tasks.call_tool(
+                self.request,
+                name,
+                arguments or {},
+                as_task=as_task,
+                timeout=timeout,
+                default_timeout=self.timeout,
+                on_progress=on_progress,
+                signal=signal,
+                report=TaskReporter(on_progress, on_task),
+                handlers=self.request_handlers,
+                label=self.label,
+            )
         if runs_as_task(self._task_support.get(name), as_task):
             return run_tool_task(self, name, arguments or {}, timeout, on_progress, signal, on_task)
         params = {"name": name, "arguments": arguments or {}}
