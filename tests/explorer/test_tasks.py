@@ -46,6 +46,10 @@ def test_the_toggle_follows_the_tools_task_support(tasks_client: McpClient) -> N
     assert task_toggle(tools["echo"]) is None
     assert lists_tasks(tasks_client.capabilities) and cancels_tasks(tasks_client.capabilities)
     assert not lists_tasks({"tools": {}}) and not cancels_tasks({"tasks": {"list": {}}})
+    # A 2026-07-28 server with the tasks extension decides per call: every tool may be asked.
+    offers = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    assert task_toggle(tools["echo"], offers) == (False, True)
+    assert task_toggle(tools["simulate-research-query"], offers) == (True, False)
 
 
 def test_a_call_run_as_a_task_shows_the_task_as_it_changes(tasks_client: McpClient) -> None:

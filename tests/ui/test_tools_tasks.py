@@ -113,3 +113,37 @@ def test_the_server_task_list_gets_results_and_cancels(tasks_page: AppTest) -> N
     assert client.get_task(running.task_id).status == "cancelled"
     assert CANCELLED in _markdown(at)  # the list, read again, shows it cancelled
     assert at.button(key=f"tools-task-cancel:{running.task_id}").disabled
+
+
+@pytest.fixture
+def extension_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tasks_extension_stdio: StdioServer, address: Any
+) -> Iterator[AppTest]:
+    entry = {"command": tasks_extension_stdio.command, "args": list(tasks_extension_stdio.args)}
+    # Named as the page helpers of test_tools_page expect.
+    at = _page(tmp_path, monkeypatch, {"mcpServers": {"everything": entry}})
+    if "everything" not in at.session_state["mcp_clients"]:
+        at.button(key="tools-connect").click().run()
+    assert not at.exception, at.exception
+    yield at
+    for client in at.session_state["mcp_clients"].values():
+        client.close()
+
+
+def test_a_2026_server_with_the_tasks_extension_runs_a_tool_as_a_task(extension_page: AppTest) -> None:
+    """SP-010 at 2026-07-28: the server decides per call, so each tool has the toggle, off; asked,
+    the call goes as a task and the page shows the task and its result."""
+    at = extension_page
+    assert at.session_state["mcp_clients"]["everything"].protocol_version == "2026-07-28"
+    _choose_tool(at, "slow_add")
+    toggle = at.toggle(key="tools-as-task:everything:slow_add")
+    assert toggle.value is False and not toggle.disabled
+    toggle.set_value(True).run()
+    _field(at, "slow_add", "a").set_value(20)
+    _field(at, "slow_add", "b").set_value(22)
+    at.button(key="tools-call").click().run()
+    _rerun_until(at, "· Completed")
+    record = at.session_state["tools-last"][("everything", "slow_add")]
+    assert record.task is not None and record.task.status == "completed"
+    assert record.result.text == "42"
+    assert any(f"`{record.task.task_id}` · Completed" in text for text in _markdown(at))

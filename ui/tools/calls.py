@@ -174,7 +174,7 @@ def _draw_tool(server: str, client: McpClient, tool: McpTool) -> None:
         st.warning(problem)
         session[keys.raw_mode] = True
     draw_form(form, keys)
-    as_task = as_task_toggle(server, tool)
+    as_task = as_task_toggle(server, client, tool)
 
     run: ToolCallRun | None = session.get(RUN)
     busy = run is not None

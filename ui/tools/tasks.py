@@ -28,9 +28,9 @@ TASK_NOTE = "tools-task-note"  # server -> what the last Cancel in the list did,
 _SHOWN = 20
 
 
-def as_task_toggle(server: str, tool: McpTool) -> bool:
+def as_task_toggle(server: str, client: McpClient, tool: McpTool) -> bool:
     """Draw "Run as a task" for a tool that may or must run as one; whether the call goes as a task."""
-    toggle = task_toggle(tool)
+    toggle = task_toggle(tool, client.capabilities)
     if toggle is None:
         return False
     default, changeable = toggle

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from yiem.mcp import CallToolResult, McpClient, McpTask, McpTool
+from yiem.mcp import TASKS_EXTENSION_ID, CallToolResult, McpClient, McpTask, McpTool
 from yiem.redaction import redact
 
 _STATUS_WORDS = {
@@ -20,13 +20,22 @@ _STATUS_WORDS = {
 RESULT_TIMEOUT_S = 30.0
 
 
-def task_toggle(tool: McpTool) -> tuple[bool, bool] | None:
-    """The "Run as a task" toggle for `tool`: (on by default, can be turned off); None when it has none."""
+def task_toggle(tool: McpTool, capabilities: Mapping[str, Any] | None = None) -> tuple[bool, bool] | None:
+    """The "Run as a task" toggle for `tool`: (on by default, can be turned off); None when it has none.
+
+    A 2026-07-28 server that offers the tasks extension does not say which tools run as tasks (it
+    decides per call), so each of its tools gets the toggle, off by default."""
     if tool.task_support == "required":
         return True, False
-    if tool.task_support == "optional":
+    if tool.task_support == "optional" or offers_task_extension(capabilities or {}):
         return False, True
     return None
+
+
+def offers_task_extension(capabilities: Mapping[str, Any]) -> bool:
+    """Whether the server declared the 2026-07-28 tasks extension (`io.modelcontextprotocol/tasks`)."""
+    extensions = capabilities.get("extensions")
+    return isinstance(extensions, dict) and TASKS_EXTENSION_ID in extensions
 
 
 def lists_tasks(capabilities: Mapping[str, Any]) -> bool:

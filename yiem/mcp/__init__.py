@@ -21,6 +21,7 @@ from yiem.mcp._auth import (
     start_sign_in,
 )
 from yiem.mcp._client_features import ElicitationHandler, SamplingHandler
+from yiem.mcp._ext_tasks import TASKS_EXTENSION_ID
 from yiem.mcp._list_cache import cache_words
 from yiem.mcp._listen import LISTEN_BROKEN
 from yiem.mcp._revision import LATEST_STATELESS, STATELESS_VERSIONS, Revision, message_version
@@ -89,6 +90,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "STATELESS_VERSIONS",
     "SUPPORTED_PROTOCOL_VERSIONS",
+    "TASKS_EXTENSION_ID",
     "AudioBlock",
     "CallToolResult",
     "CompletionResult",
