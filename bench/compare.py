@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.scripted_http import Reply, ScriptedServer, openai_text_stream
 from yiem import Agent
-from yiem.compare import ColumnSpec, Comparison, connect_column
+from yiem.compare import Comparison, connect_column
+from yiem.model_setup import ModelSetup
 
 CHUNKS = 100
 DELAY_S = 0.01
@@ -57,8 +58,8 @@ def serve(
     server.close()
 
 
-def spec(url: str) -> ColumnSpec:
-    return ColumnSpec(provider="llamacpp", base_url=f"{url}/v1", model_id="scripted")
+def spec(url: str) -> ModelSetup:
+    return ModelSetup(provider="llamacpp", base_url=f"{url}/v1", model_id="scripted")
 
 
 def one_alone(url: str) -> float:

@@ -2,7 +2,7 @@
 
 Keys in `st.session_state` that pages rely on:
 - `owner` (yiem.identity.Owner: who is signed in, or the local user; every store query is theirs),
-- `store` (ConversationStore), `chat` (ChatSession), `settings` (ChatSettings),
+- `store` (ConversationStore), `chat` (ChatSession), `settings` (ModelSetup),
 - `tool_registry` (ToolRegistry), `mcp_clients` (server name -> McpClient),
   `mcp_errors` (server name -> why it could not start), `enabled_tools` (set of tool names),
 - `mcp_questions` (ServerQuestions: what servers ask the person, answered on the Tools page).
@@ -20,16 +20,7 @@ import streamlit as st
 from sqlalchemy.engine import Engine
 
 from ui import account
-from yiem.chat import (
-    ChatLibrary,
-    ChatSession,
-    ChatSettings,
-    apply_setup,
-    configured_secret,
-    default_settings,
-    register_server_secrets,
-    stored_setup,
-)
+from yiem.chat import ChatLibrary, ChatSession, stored_setup
 from yiem.explorer import GrantVault, ServerQuestions
 from yiem.identity import Owner
 from yiem.mcp import (
@@ -43,6 +34,8 @@ from yiem.mcp import (
     load_mcp_config,
     resolve_server,
 )
+from yiem.model_setup import ModelSetup, default_settings, register_server_secrets
+from yiem.providers import configured_secret
 from yiem.redaction import install_log_redaction, redact
 from yiem.store import ConversationStore, StoreError, create_store_engine, database_url
 from yiem.tool_registry import ToolRegistry
@@ -106,7 +99,7 @@ def _start_from_last_setup(state: Any) -> None:
     except StoreError:
         return
     if last is not None:
-        state["settings"] = apply_setup(state["settings"], last)
+        state["settings"] = state["settings"].restored(last)
         state["enabled_tools"] = set(last.tools)
 
 
@@ -193,7 +186,7 @@ def may_change_mcp_config() -> bool:
     return owner().is_admin
 
 
-def settings() -> ChatSettings:
+def settings() -> ModelSetup:
     """This session's model settings."""
-    found: ChatSettings = st.session_state["settings"]
+    found: ModelSetup = st.session_state["settings"]
     return found

@@ -9,7 +9,8 @@ from typing import Any
 import streamlit as st
 
 from ui.clipboard import copy_button
-from yiem.chat import document_in, image_bytes, safe_markdown
+from yiem.chat import document_in, safe_markdown
+from yiem.model_setup import image_bytes
 from yiem.types import AgentToolCall, ImageContent, ReasoningContent, TextContent, ToolResultMessage
 
 

@@ -8,17 +8,18 @@ import pytest
 
 from tests.budgets.scripted import MODEL, scripted
 from yiem.budgets import Budget, BudgetGuard, BudgetStore
-from yiem.compare import ColumnSpec, CompareError, Comparison
+from yiem.compare import CompareError, Comparison
 from yiem.identity import LOCAL_OWNER
 from yiem.llm import LlmClient
+from yiem.model_setup import ModelSetup
 from yiem.scripted_llm import ScriptedLlm
 from yiem.store import create_store_engine
 from yiem.types import LlmModel
 
 
-def _columns(count: int) -> list[ColumnSpec]:
+def _columns(count: int) -> list[ModelSetup]:
     return [
-        ColumnSpec.model_validate(
+        ModelSetup.model_validate(
             {"provider": "llamacpp", "base_url": "http://127.0.0.1:9/v1", "model_id": f"m{i}"}
         )
         for i in range(count)
@@ -31,7 +32,7 @@ def test_a_comparison_that_would_cross_the_limit_sends_nothing(tmp_path: Path) -
     BudgetStore(engine).set(LOCAL_OWNER, Budget(scope="person", period="day", limit_usd=0.07))
     made: list[ScriptedLlm] = []
 
-    def connector(_spec: ColumnSpec) -> tuple[LlmClient, LlmModel]:
+    def connector(_spec: ModelSetup) -> tuple[LlmClient, LlmModel]:
         made.append(scripted(1))
         return made[-1], MODEL
 

@@ -5,13 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from yiem.budgets import tokens_by_characters
-from yiem.chat import (
-    context_gauge,
-    conversation_tokens,
-    expected_output,
-    latest_turns_start,
-    send_estimate,
-)
+from yiem.chat import context_gauge, conversation_tokens, expected_output, latest_turns_start, send_estimate
 from yiem.types import (
     AgentMessage,
     AssistantMessage,

@@ -5,20 +5,13 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import Engine, select
 
-from yiem.chat import (
-    ChatLibrary,
-    ChatSettings,
-    LibraryError,
-    SavedPrompt,
-    fill_template,
-    setup_of,
-    template_variables,
-)
+from yiem.chat import ChatLibrary, LibraryError, SavedPrompt
+from yiem.model_setup import ModelSetup, fill_template, template_variables
 from yiem.redaction import add_secrets
 from yiem.store import create_store_engine, saved_prompts, setup_presets
 
 KEY = "sk-library-typed-key-0123456789"
-SETTINGS = ChatSettings(
+SETTINGS = ModelSetup(
     provider="openai",
     base_url="https://api.openai.com/v1",
     model_id="gpt-4o-mini",
@@ -43,7 +36,7 @@ def _stored_text(engine: Engine) -> str:
 
 def test_a_preset_keeps_every_setup_field_and_never_the_key(engine: Engine) -> None:
     library = ChatLibrary(engine, "ann@example.com")
-    setup = setup_of(SETTINGS, {"clock__now", "files__read"})
+    setup = SETTINGS.with_tools({"clock__now", "files__read"}).as_stored()
     library.save_preset("Pirate", setup)
     [preset] = library.presets()
     assert preset.name == "Pirate"
@@ -55,9 +48,11 @@ def test_a_preset_keeps_every_setup_field_and_never_the_key(engine: Engine) -> N
 
 def test_saving_under_the_same_name_replaces_and_delete_removes(engine: Engine) -> None:
     library = ChatLibrary(engine)
-    library.save_preset("Mine", setup_of(SETTINGS, set()))
-    library.save_preset("  Mine ", setup_of(SETTINGS.model_copy(update={"temperature": 1.5}), set()))
-    library.save_preset("Another", setup_of(ChatSettings(), set()))
+    library.save_preset("Mine", SETTINGS.with_tools(set()).as_stored())
+    library.save_preset(
+        "  Mine ", SETTINGS.model_copy(update={"temperature": 1.5}).with_tools(set()).as_stored()
+    )
+    library.save_preset("Another", ModelSetup().with_tools(set()).as_stored())
     assert [(p.name, p.setup.temperature) for p in library.presets()] == [("Another", None), ("Mine", 1.5)]
     library.delete_preset("Mine")
     assert [p.name for p in library.presets()] == ["Another"]
@@ -65,9 +60,9 @@ def test_saving_under_the_same_name_replaces_and_delete_removes(engine: Engine) 
 
 def test_one_person_never_sees_or_deletes_anothers_presets_and_prompts(engine: Engine) -> None:
     ann, bob = ChatLibrary(engine, "ann@example.com"), ChatLibrary(engine, "bob@example.com")
-    ann.save_preset("Same name", setup_of(SETTINGS, set()))
+    ann.save_preset("Same name", SETTINGS.with_tools(set()).as_stored())
     ann.save_prompt("Summary", "Summarise {{text}}")
-    bob.save_preset("Same name", setup_of(ChatSettings(), set()))
+    bob.save_preset("Same name", ModelSetup().with_tools(set()).as_stored())
     bob.delete_prompt("Summary")
     assert [p.setup.provider for p in ann.presets()] == ["openai"]
     assert [p.setup.provider for p in bob.presets()] == ["local"]
@@ -79,7 +74,7 @@ def test_a_secret_quoted_in_a_system_prompt_or_prompt_is_masked_before_it_is_sto
     add_secrets(secret)
     library = ChatLibrary(engine)
     leaky = SETTINGS.model_copy(update={"system_prompt": f"key {secret}"})
-    library.save_preset("Leaky", setup_of(leaky, set()))
+    library.save_preset("Leaky", leaky.with_tools(set()).as_stored())
     library.save_prompt("Leaky", f"Use {secret} for {{{{task}}}}")
     assert secret not in _stored_text(engine)
     assert library.prompts()[0].variables == ["task"]
@@ -88,7 +83,7 @@ def test_a_secret_quoted_in_a_system_prompt_or_prompt_is_masked_before_it_is_sto
 def test_a_preset_or_prompt_needs_a_name_and_a_prompt_its_text(engine: Engine) -> None:
     library = ChatLibrary(engine)
     with pytest.raises(LibraryError, match="name"):
-        library.save_preset("   ", setup_of(SETTINGS, set()))
+        library.save_preset("   ", SETTINGS.with_tools(set()).as_stored())
     with pytest.raises(LibraryError, match="at most 80"):
         library.save_prompt("x" * 81, "text")
     with pytest.raises(LibraryError, match="text"):

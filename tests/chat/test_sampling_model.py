@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import pytest
 
 from tests.scripted_http import ScriptedServer, openai_text_stream, sse_reply
-from yiem.chat import ChatSettings, ModelSettingsError, SamplingModel, connect
 from yiem.explorer import sample_reply
 from yiem.mcp import SamplingRequest
+from yiem.model_setup import ModelSettingsError, ModelSetup, SamplingModel, connect
 
 
 @pytest.fixture
@@ -28,7 +28,7 @@ def _request() -> SamplingRequest:
 
 
 def test_by_default_the_chat_s_model_answers() -> None:
-    settings = ChatSettings(provider="openai", base_url="https://api.openai.com/v1", model_id="gpt-4o-mini")
+    settings = ModelSetup(provider="openai", base_url="https://api.openai.com/v1", model_id="gpt-4o-mini")
     assert settings.for_sampling() == settings
 
 
@@ -39,7 +39,7 @@ def test_another_provider_answers_and_the_chat_s_typed_key_stays_with_the_chat(
     other.script(
         sse_reply(openai_text_stream("Sampled.", usage={"prompt_tokens": 3, "completion_tokens": 2}))
     )
-    settings = ChatSettings(
+    settings = ModelSetup(
         provider="openai",
         base_url=f"{chat.url}/v1",
         model_id="gpt-4o-mini",
@@ -62,7 +62,7 @@ def test_the_chat_s_typed_key_goes_along_to_the_same_server(
     chat, _ = servers
     chat.script(sse_reply(openai_text_stream("Sampled.")))
     base_url = f"{chat.url}/v1"
-    settings = ChatSettings(
+    settings = ModelSetup(
         provider="openai",
         base_url=base_url,
         model_id="gpt-4o-mini",
@@ -81,7 +81,7 @@ def test_the_server_s_key_is_used_only_with_its_own_base_url(
 ) -> None:
     configured, other = servers
     secrets = {"OPENAI_API_KEY": "sk-server-only", "OPENAI_BASE_URL": f"{configured.url}/v1"}
-    chat = ChatSettings(provider="local")
+    chat = ModelSetup(provider="local")
     elsewhere = chat.model_copy(
         update={
             "sampling": SamplingModel(provider="openai", base_url=f"{other.url}/v1", model_id="gpt-4o-mini")

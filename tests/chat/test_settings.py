@@ -10,15 +10,9 @@ from pathlib import Path
 import pytest
 
 from yiem.agent import Agent
-from yiem.chat import (
-    ChatSettings,
-    ModelSettingsError,
-    available_models,
-    connect,
-    default_settings,
-    secrets_file_value,
-)
 from yiem.events import AgentEndEvent
+from yiem.model_setup import ModelSettingsError, ModelSetup, available_models, connect, default_settings
+from yiem.providers import secrets_file_value
 from yiem.providers.local_llm import LocalLlmServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,7 +39,7 @@ def test_secrets_toml_is_read_without_streamlit(tmp_path: Path) -> None:
 
 
 def test_a_missing_key_says_where_to_put_it() -> None:
-    settings = ChatSettings(provider="openai", model_id="gpt-4o-mini")
+    settings = ModelSetup(provider="openai", model_id="gpt-4o-mini")
     with pytest.raises(ModelSettingsError, match="OPENAI_API_KEY") as caught:
         connect(settings)
     assert "secrets.toml" in str(caught.value)
@@ -53,14 +47,14 @@ def test_a_missing_key_says_where_to_put_it() -> None:
 
 def test_a_missing_model_or_url_says_so() -> None:
     with pytest.raises(ModelSettingsError, match="Choose a model"):
-        connect(ChatSettings(provider="llamacpp", model_id=""))
+        connect(ModelSetup(provider="llamacpp", model_id=""))
     with pytest.raises(ModelSettingsError, match="base URL"):
-        connect(ChatSettings(provider="my-own-server", model_id="m"))
+        connect(ModelSetup(provider="my-own-server", model_id="m"))
 
 
 @pytest.mark.llama
 def test_a_llama_cpp_server_from_the_settings_answers(llama_server: LocalLlmServer) -> None:
-    settings = ChatSettings(provider="llamacpp", base_url=llama_server.openai_base_url, model_id="smollm2")
+    settings = ModelSetup(provider="llamacpp", base_url=llama_server.openai_base_url, model_id="smollm2")
     models, problem = available_models(settings)
     assert problem is None and "smollm2" in models
     client, model = connect(settings)
@@ -73,7 +67,7 @@ def test_a_llama_cpp_server_from_the_settings_answers(llama_server: LocalLlmServ
 
 
 def test_a_server_that_is_down_is_reported_by_the_model_list() -> None:
-    _, problem = available_models(ChatSettings(provider="llamacpp", base_url="http://127.0.0.1:9/v1"))
+    _, problem = available_models(ModelSetup(provider="llamacpp", base_url="http://127.0.0.1:9/v1"))
     assert problem and "127.0.0.1:9" in problem
 
 
@@ -96,7 +90,7 @@ def test_make_run_asks_which_provider_is_configured(tmp_path: Path) -> None:
 
 
 def test_a_server_on_this_machine_starts_without_a_url_and_is_not_asked() -> None:
-    from yiem.chat import starting_base_url
+    from yiem.model_setup import starting_base_url
 
     nothing: dict[str, str] = {}
     assert starting_base_url("llamacpp", nothing.get) == ""
@@ -104,4 +98,4 @@ def test_a_server_on_this_machine_starts_without_a_url_and_is_not_asked() -> Non
     moved = {"LLAMA_BASE_URL": "http://10.0.0.5:8080/v1"}
     assert starting_base_url("llamacpp", moved.get) == "http://10.0.0.5:8080/v1"  # the operator's own
     # Nothing typed: no request to localhost's default port, so no problem to report either.
-    assert available_models(ChatSettings(provider="llamacpp", base_url=""), nothing.get) == ([], None)
+    assert available_models(ModelSetup(provider="llamacpp", base_url=""), nothing.get) == ([], None)

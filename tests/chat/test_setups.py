@@ -6,20 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from yiem.chat import (
-    ChatSession,
-    ChatSettings,
-    ChatSetup,
-    apply_setup,
-    conversation_setup,
-    setup_of,
-    stored_setup,
-    user_message,
-)
+from yiem.chat import ChatSession, conversation_setup, stored_setup, user_message
+from yiem.model_setup import ModelSetup
 from yiem.store import ConversationStore, create_store_engine
 
 KEY = "sk-typed-in-this-session-only"
-SETTINGS = ChatSettings(
+SETTINGS = ModelSetup(
     provider="openai",
     base_url="https://api.openai.com/v1",
     model_id="gpt-4o-mini",
@@ -37,30 +29,30 @@ def store(tmp_path: Path) -> ConversationStore:
 
 
 def test_a_setup_never_holds_the_key() -> None:
-    setup = setup_of(SETTINGS, {"b", "a"})
+    setup = SETTINGS.with_tools({"b", "a"}).as_stored()
     assert KEY not in setup.model_dump_json()
     assert setup.tools == ["a", "b"]
     assert (setup.system_prompt, setup.temperature, setup.max_tokens) == ("Answer like a pirate.", 0.3, 512)
 
 
 def test_applying_a_setup_keeps_the_typed_key_only_for_the_same_server() -> None:
-    same = apply_setup(SETTINGS, setup_of(SETTINGS, []).model_copy(update={"system_prompt": "x"}))
+    same = SETTINGS.restored(SETTINGS.with_tools([]).as_stored().model_copy(update={"system_prompt": "x"}))
     assert (same.api_key, same.system_prompt) == (KEY, "x")
-    other = ChatSetup(
+    other = ModelSetup(
         provider="groq", model_id="llama-3.1-8b-instant", base_url="https://api.groq.com/openai/v1"
     )
-    moved = apply_setup(SETTINGS, other)
+    moved = SETTINGS.restored(other)
     assert (moved.provider, moved.api_key, moved.system_prompt, moved.temperature) == ("groq", "", "", None)
 
 
 def test_a_sent_setup_is_saved_and_restored_and_not_overwritten(store: ConversationStore) -> None:
     chat = ChatSession(store)
-    setup = setup_of(SETTINGS, ["calc"])
+    setup = SETTINGS.with_tools(["calc"]).as_stored()
     conversation_id = chat.keep_prompt(user_message("ahoy"), "", "", setup=setup)
     reopened = ChatSession(store)
     reopened.open(conversation_id)
     assert reopened.conversation is not None
-    restored = conversation_setup(reopened.conversation, ChatSettings(), [])
+    restored = conversation_setup(reopened.conversation, ModelSetup(), [])
     assert restored == setup
     reopened.keep_prompt(user_message("again"), "", "", setup=restored)
     assert store.get(conversation_id).system_prompt == "Answer like a pirate."

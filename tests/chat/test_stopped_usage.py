@@ -10,9 +10,9 @@ import pytest
 from sqlalchemy import select
 
 from yiem.agent import Agent
-from yiem.chat import ChatSession, RunAgent, connect, user_message
-from yiem.chat._settings import ChatSettings
+from yiem.chat import ChatSession, RunAgent, user_message
 from yiem.events import AgentEvent, MessageUpdateEvent
+from yiem.model_setup import ModelSetup, connect
 from yiem.providers.local_llm import LocalLlmServer, count_tokens
 from yiem.scripted_llm import ScriptedLlm
 from yiem.store import ConversationStore, create_store_engine, usage
@@ -82,7 +82,7 @@ def test_a_finished_reply_is_not_an_estimate(store: ConversationStore) -> None:
 def test_a_stopped_reply_of_the_embedded_model_is_counted_by_its_tokenizer(
     store: ConversationStore, llama_server: LocalLlmServer
 ) -> None:
-    settings = ChatSettings(provider="llamacpp", base_url=llama_server.openai_base_url, model_id="smollm2")
+    settings = ModelSetup(provider="llamacpp", base_url=llama_server.openai_base_url, model_id="smollm2")
     client, _ = connect(settings)
     model = llama_server.llm_model()
     agent = Agent(client, model)

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from tests.scripted_http import Reply, ScriptedServer, openai_text_stream
-from yiem.compare import ColumnFigures, ColumnSpec, CompareError, Comparison, cheapest_and_fastest
+from yiem.compare import ColumnFigures, CompareError, Comparison, cheapest_and_fastest
+from yiem.model_setup import ModelSetup
 
 USAGE = {"prompt_tokens": 12, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 4}}
 
@@ -38,8 +39,8 @@ def _dead_url() -> str:
     return f"http://127.0.0.1:{port}/v1"
 
 
-def _column(server: ScriptedServer, prompt: str, **extra: object) -> ColumnSpec:
-    return ColumnSpec.model_validate(
+def _column(server: ScriptedServer, prompt: str, **extra: object) -> ModelSetup:
+    return ModelSetup.model_validate(
         {
             "provider": "llamacpp",
             "base_url": f"{server.url}/v1",
@@ -122,7 +123,7 @@ def test_a_follow_up_continues_each_column_s_own_conversation(server: ScriptedSe
 
 def test_a_dead_column_fails_in_words_while_the_others_finish(server: ScriptedServer) -> None:
     server.script(_slow_answer("alive"), _slow_answer("alive"))
-    dead = ColumnSpec(provider="llamacpp", base_url=_dead_url(), model_id="gone")
+    dead = ModelSetup(provider="llamacpp", base_url=_dead_url(), model_id="gone")
     comparison = Comparison([_column(server, "a"), dead, _column(server, "b")])
     comparison.start("Hello")
     assert comparison.wait(timeout=60)
@@ -168,7 +169,7 @@ def test_stop_stops_every_column(server: ScriptedServer) -> None:
 
 def test_column_count_and_marks() -> None:
     with pytest.raises(CompareError, match="2 to 6"):
-        Comparison([ColumnSpec()])
+        Comparison([ModelSetup()])
     figures = [
         ColumnFigures(cost=0.002, total_ms=900),
         ColumnFigures(cost=0.001, total_ms=1500),

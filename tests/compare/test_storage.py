@@ -10,13 +10,8 @@ from sqlalchemy import Engine, select
 
 from tests.scripted_http import Reply, ScriptedServer, openai_text_stream
 from yiem import costs
-from yiem.compare import (
-    COMPARE_SOURCE,
-    ColumnSpec,
-    Comparison,
-    ComparisonNotFoundError,
-    ComparisonStore,
-)
+from yiem.compare import COMPARE_SOURCE, Comparison, ComparisonNotFoundError, ComparisonStore
+from yiem.model_setup import ModelSetup
 from yiem.store import ConversationStore, create_store_engine, usage
 from yiem.types import AssistantMessage, UserMessage
 
@@ -39,8 +34,8 @@ def _answer(word: str) -> Reply:
     return Reply(headers={"Content-Type": "text/event-stream"}, chunks=openai_text_stream(word, usage=USAGE))
 
 
-def _column(server: ScriptedServer, system: str) -> ColumnSpec:
-    return ColumnSpec(
+def _column(server: ScriptedServer, system: str) -> ModelSetup:
+    return ModelSetup(
         provider="llamacpp", base_url=f"{server.url}/v1", model_id="scripted", system_prompt=system
     )
 

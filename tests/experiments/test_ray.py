@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.fixtures.ray import RayCluster
-from yiem.experiments import Dataset, RunSpec, Variant, run_experiment, scorers
+from yiem.experiments import Dataset, RunSpec, Variant, run_spec, scorers
 from yiem.experiments._ray import RayExecutor
 
 
@@ -146,9 +146,9 @@ def test_ray_gives_the_same_results_as_threads(
 ) -> None:
     base_url, _model = model_server
     inputs = [f"item number {n}" for n in range(6)]
-    threads = run_experiment(spec=_spec(base_url, inputs), executor="threads")
+    threads = run_spec(_spec(base_url, inputs), executor="threads")
     spec = _spec(base_url, inputs)
-    on_ray = run_experiment(spec=spec, executor=RayExecutor(spec, ray_cluster.address))
+    on_ray = run_spec(spec, executor=RayExecutor(spec, ray_cluster.address))
     assert on_ray.status == threads.status == "finished"
     assert _view(on_ray) == _view(threads)
     assert len(on_ray.outcomes) == 12
@@ -161,7 +161,7 @@ def test_a_killed_worker_is_retried(ray_cluster: RayCluster, model_server: tuple
     base_url, model = model_server
     spec = _spec(base_url, ["first", "please kill this worker", "third"])
     spec.variants = spec.variants[:1]
-    result = run_experiment(spec=spec, executor=RayExecutor(spec, ray_cluster.address))
+    result = run_spec(spec, executor=RayExecutor(spec, ray_cluster.address))
     assert result.status == "finished"
     assert len(model.killed) == 1
     # The first attempt died with its worker; Ray ran the item once more, in one other worker. That
@@ -184,7 +184,7 @@ def test_lone_surrogates_cross_the_cluster_replaced(
     base_url, _model = model_server
     spec = _spec(base_url, ["odd \ud800"])
     spec.variants = spec.variants[:1]
-    result = run_experiment(spec=spec, executor=RayExecutor(spec, ray_cluster.address))
+    result = run_spec(spec, executor=RayExecutor(spec, ray_cluster.address))
     assert result.status == "finished"
     assert [(o.output, o.error) for o in result.outcomes] == [("You said: odd \ufffd \ufffd", None)]
 
@@ -196,11 +196,11 @@ def test_two_runs_on_the_same_workers_each_read_their_own_spec(
     the next run on the same workers, with other items and another key, never sees the first's."""
     base_url, model = model_server
     first = _spec(base_url, ["alpha", "beta"])
-    run_experiment(spec=first, executor=RayExecutor(first, ray_cluster.address))
+    run_spec(first, executor=RayExecutor(first, ray_cluster.address))
     second = _spec(base_url, ["gamma", "delta", "epsilon"])
     for variant in second.variants:
         variant.api_key = "another"
-    result = run_experiment(spec=second, executor=RayExecutor(second, ray_cluster.address))
+    result = run_spec(second, executor=RayExecutor(second, ray_cluster.address))
     assert result.status == "finished"
     assert {(o.item_id, o.output) for o in result.outcomes if o.variant == "plain"} == {
         ("i0", "You said: gamma"),

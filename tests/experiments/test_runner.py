@@ -21,6 +21,7 @@ from yiem.experiments import (
     Variant,
     VariantError,
     run_experiment,
+    run_spec,
     scorers,
 )
 
@@ -214,11 +215,11 @@ def test_stop_then_resume_runs_only_what_is_left() -> None:
             stopped_yet.set()
 
     spec = RunSpec(dataset=dataset(), variants=[variant], scorers=[scorers.contains()], concurrency={"*": 1})
-    stopped = run_experiment(spec=spec, recorder=recorder, progress=progress, signal=signal)
+    stopped = run_spec(spec, recorder, progress=progress, signal=signal)
     assert (stopped.status, stopped.stop_reason) == ("stopped", "Stop pressed")
     assert [o.item_id for o in stopped.outcomes] == ["q0"]
 
-    resumed = run_experiment(spec=spec, recorder=recorder)
+    resumed = run_spec(spec, recorder)
     assert resumed.status == "finished"
     assert [o.item_id for o in resumed.outcomes] == ["q0", "q1", "q2", "q3"]
     # The finished item was not run again (its question asked once); the next one, if it had
@@ -268,7 +269,7 @@ def test_outcomes_that_finish_while_the_caller_stores_are_stored_together() -> N
             return super().record(outcomes)
 
     recorder = SlowStore()
-    result = run_experiment(dataset(), [Variant(name="v", llm=ScriptedLlm([reply] * 4))], recorder=recorder)
+    result = run_spec(RunSpec.build(dataset(), [Variant(name="v", llm=ScriptedLlm([reply] * 4))]), recorder)
     assert result.status == "finished" and len(result.outcomes) == 4
     assert sorted(item for write in recorder.writes for item in write) == ["q0", "q1", "q2", "q3"]
     assert len(recorder.writes) < 4
@@ -308,9 +309,8 @@ def test_budget_stops_the_run() -> None:
     assert result.status == "budget"
     assert len(result.outcomes) == 2
     assert len(llm.requests) == 2  # the item queued ahead never started once the budget was spent
-    resumed = run_experiment(
-        spec=RunSpec(dataset=dataset(), variants=[variant], budget_usd=0.00003),
-        recorder=MemoryRecorder(result.outcomes),
+    resumed = run_spec(
+        RunSpec(dataset=dataset(), variants=[variant], budget_usd=0.00003), MemoryRecorder(result.outcomes)
     )
     assert resumed.status == "budget" and len(resumed.outcomes) == 2  # spent already: nothing more runs
 

@@ -220,4 +220,4 @@ def test_saved_variants_are_every_experiment_s_that_this_version_can_read(db_url
     store.save_experiment("second", {"variants": [Variant(name="b").settings_dict(), broken], "repeats": 1})
     store.save_experiment("empty", {})
     found = sorted((name, variant.name, variant.label) for name, variant in store.saved_variants())
-    assert found == [("first", "a", "groq/m"), ("second", "b", "")]
+    assert found == [("first", "a", "groq/m"), ("second", "b", "local")]  # no provider: the embedded model

@@ -166,7 +166,7 @@ def test_each_slot_gets_the_whole_window(tmp_path: Path) -> None:
 @pytest.mark.llama
 def test_the_app_embedded_server_answers_two_at_once_each_with_the_whole_window() -> None:
     # Two Compare columns (or two tabs) on the embedded model stream at once only with two slots.
-    from yiem.chat._settings import local_model
+    from yiem.model_setup import local_model
 
     base_url, model = local_model()
     props = httpx.get(f"{base_url.removesuffix('/v1')}/props", timeout=30).json()

@@ -29,8 +29,9 @@ from tests.fixtures.browser import (
 )
 from tests.fixtures.mcp import StdioServer
 from yiem import ScriptedLlm
-from yiem.compare import ColumnSpec, ComparisonStore, Vote, VoteStore
+from yiem.compare import ComparisonStore, Vote, VoteStore
 from yiem.experiments import Dataset, ExperimentStore, Variant, run_experiment, scorers
+from yiem.model_setup import ModelSetup
 from yiem.store import ConversationStore, create_store_engine, seed_demo
 from yiem.types import (
     AgentToolCall,
@@ -99,7 +100,7 @@ def _seed_comparison(url: str) -> str:
     engine = create_store_engine(url)
     saved = ComparisonStore(engine)
     specs = [
-        ColumnSpec(system_prompt=style) for style in ("You answer like a pirate.", "You answer formally.")
+        ModelSetup(system_prompt=style) for style in ("You answer like a pirate.", "You answer formally.")
     ]
     record = saved.create(specs, "Say hello.")
     for column, words in zip(record.columns, ("Ahoy, matey!", "Good day to you."), strict=True):

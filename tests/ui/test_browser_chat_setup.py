@@ -28,7 +28,8 @@ from tests.fixtures.browser import (
 )
 from tests.fixtures.mcp import StdioServer
 from tests.ui.test_browser_chat import _send, _wait_idle
-from yiem.chat import ChatSetup, stored_setup
+from yiem.chat import stored_setup
+from yiem.model_setup import ModelSetup
 from yiem.store import ConversationStore, create_store_engine
 
 pytestmark = [pytest.mark.browser, pytest.mark.llama]
@@ -100,7 +101,7 @@ def _send_and_wait(page: Any, app: StreamlitApp, text: str, replies: int) -> str
     return conversation_id
 
 
-def _expect_shown(page: Any, setup: ChatSetup) -> None:
+def _expect_shown(page: Any, setup: ModelSetup) -> None:
     """The Settings panel shows `setup` (opened first if it is folded)."""
     sidebar = _sidebar(page)
     _open_settings(page)
@@ -121,7 +122,7 @@ def _expect_shown(page: Any, setup: ChatSetup) -> None:
         expect(chips.filter(has_text=tool)).to_have_count(1)
 
 
-def _stored(app: StreamlitApp, conversation_id: str) -> ChatSetup | None:
+def _stored(app: StreamlitApp, conversation_id: str) -> ModelSetup | None:
     conversation = ConversationStore(create_store_engine(app.database_url)).get(conversation_id)
     return stored_setup(conversation.setup)
 
@@ -144,7 +145,7 @@ def test_a_conversation_reopens_with_its_own_setup_and_a_new_one_starts_from_the
         expect(slider).to_have_value("0")
         _set_longest(page, 24)
         _click_and_wait(page, sidebar.get_by_text("sequential", exact=True))
-        pirate = ChatSetup(
+        pirate = ModelSetup(
             provider="local",
             model_id="smollm2",
             system_prompt="Answer like a pirate.",
@@ -164,7 +165,7 @@ def test_a_conversation_reopens_with_its_own_setup_and_a_new_one_starts_from_the
         _set_longest(page, 16)
         _click_and_wait(page, sidebar.get_by_text("parallel", exact=True))
         _pick_tool(page, app)
-        terse = ChatSetup(
+        terse = ModelSetup(
             provider="local", model_id="smollm2", system_prompt="Be terse.", max_tokens=16, tools=[TOOL]
         )
         second = _send_and_wait(page, app, "Say hi.", 1)

@@ -104,7 +104,7 @@ def test_run_stop_resume_and_matrix(streamlit_app: StreamlitApp, page: Any, tmp_
     _tab(page, "Variants")
     page.get_by_role("button", name="Add a variant", exact=True).click()
     _idle(page)
-    _fill(page.get_by_label("Max tokens").first, "24")
+    _fill(page.get_by_label(re.compile("Longest reply in tokens")).first, "24")
     _idle(page)
     _fill(page.get_by_label(re.compile("System prompt")).first, "Repeat the colour the user names.")
     _idle(page)
@@ -112,7 +112,9 @@ def test_run_stop_resume_and_matrix(streamlit_app: StreamlitApp, page: Any, tmp_
     _idle(page)
     _fill(page.get_by_label(re.compile("System prompt")).nth(1), "Answer in one short sentence.")
     _idle(page)
-    _fill(page.get_by_label("Max tokens").nth(1), "24")  # the judge is the first variant's model
+    _fill(
+        page.get_by_label(re.compile("Longest reply in tokens")).nth(1), "24"
+    )  # the judge is the first variant's model
     _idle(page)
 
     _tab(page, "Scorers")

@@ -8,7 +8,8 @@ from typing import Any
 from sqlalchemy import select
 from streamlit.testing.v1 import AppTest
 
-from yiem.chat import ChatLibrary, ChatSetup
+from yiem.chat import ChatLibrary
+from yiem.model_setup import ModelSetup
 from yiem.scripted_llm import ScriptedLlm
 from yiem.store import ConversationStore, create_store_engine, setup_presets
 from yiem.types import LlmModel
@@ -111,7 +112,7 @@ def test_a_prompt_without_variables_goes_into_the_message_box(db_url: str) -> No
 def _presets_in(db_url: str, *presets: tuple[str, dict[str, Any]]) -> None:
     library = ChatLibrary(create_store_engine(db_url))
     for name, fields in presets:
-        library.save_preset(name, ChatSetup(**fields))
+        library.save_preset(name, ModelSetup(**fields))
 
 
 PIRATE = {

@@ -8,7 +8,8 @@ from PIL import Image
 
 from tests.scripted_http import ScriptedServer
 from tests.ui.test_compare_saved import _answer, _compare_page, _specs, db_url, server
-from yiem.compare import ColumnSpec, Comparison
+from yiem.compare import Comparison
+from yiem.model_setup import ModelSetup
 
 __all__ = ["db_url", "server"]  # the fixtures this module uses, imported with the helpers
 
@@ -19,10 +20,10 @@ def _png() -> bytes:
     return buffer.getvalue()
 
 
-def _seeing(server: ScriptedServer) -> list[ColumnSpec]:
+def _seeing(server: ScriptedServer) -> list[ModelSetup]:
     # gpt-4o and gpt-4o-mini take images (the catalogue says so), served here by the scripted server.
     return [
-        ColumnSpec(provider="openai", base_url=f"{server.url}/v1", model_id=model, api_key="sk-test")
+        ModelSetup(provider="openai", base_url=f"{server.url}/v1", model_id=model, api_key="sk-test")
         for model in ("gpt-4o", "gpt-4o-mini")
     ]
 

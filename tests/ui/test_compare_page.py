@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from yiem.compare import ColumnSpec, Comparison, VoteStore
+from yiem.compare import Comparison, VoteStore
 from yiem.llm import LlmClient
+from yiem.model_setup import ModelSetup
 from yiem.providers.local_llm import LocalLlmServer
 from yiem.scripted_llm import ScriptedLlm
 from yiem.store import create_store_engine
@@ -44,8 +45,8 @@ def _dead_url() -> str:
     return f"http://127.0.0.1:{port}/v1"
 
 
-def _llama(server: LocalLlmServer, system: str) -> ColumnSpec:
-    return ColumnSpec(
+def _llama(server: LocalLlmServer, system: str) -> ModelSetup:
+    return ModelSetup(
         provider="llamacpp",
         base_url=server.openai_base_url,
         model_id="smollm2",
@@ -72,7 +73,7 @@ def _send(at: AppTest, prompt: str) -> Comparison:
 
 @pytest.mark.llama
 def test_two_llama_columns_and_a_dead_one(db_url: str, llama_server: LocalLlmServer) -> None:
-    dead = ColumnSpec(provider="llamacpp", base_url=_dead_url(), model_id="gone")
+    dead = ModelSetup(provider="llamacpp", base_url=_dead_url(), model_id="gone")
     at = _compare_page()
     at.session_state["compare_specs"] = [
         _llama(llama_server, "You answer like a pirate."),
@@ -128,10 +129,10 @@ def _timeline_charts(at: AppTest) -> list[dict[str, Any]]:
 def test_each_column_has_a_timeline_of_its_reply_drawn_when_opened(db_url: str) -> None:
     scripts = {"fast": ["Hello."], "slow": ["Good day.", "Still here."]}
 
-    def scripted(spec: ColumnSpec) -> tuple[LlmClient, LlmModel]:
+    def scripted(spec: ModelSetup) -> tuple[LlmClient, LlmModel]:
         return ScriptedLlm(scripts[spec.model_id]), LlmModel(id=spec.model_id, provider="scripted")
 
-    specs = [ColumnSpec(provider="scripted", model_id=name) for name in scripts]
+    specs = [ModelSetup(provider="scripted", model_id=name) for name in scripts]
     comparison = Comparison(specs, connector=scripted)
     comparison.start("Say hello.")
     assert comparison.wait(timeout=TIMEOUT)

@@ -11,7 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 from tests.fixtures.compare import compare_page, scripted_columns
 from tests.scripted_http import Reply, ScriptedServer, openai_text_stream
-from yiem.compare import ColumnSpec, Comparison, ComparisonStore
+from yiem.compare import Comparison, ComparisonStore
+from yiem.model_setup import ModelSetup
 from yiem.store import ConversationStore, create_store_engine
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,9 +46,9 @@ def _answer(word: str) -> Reply:
     return Reply(headers={"Content-Type": "text/event-stream"}, chunks=openai_text_stream(word, usage=usage))
 
 
-def _specs(server: ScriptedServer) -> list[ColumnSpec]:
+def _specs(server: ScriptedServer) -> list[ModelSetup]:
     return [
-        ColumnSpec(provider="llamacpp", base_url=f"{server.url}/v1", model_id=name, system_prompt=name)
+        ModelSetup(provider="llamacpp", base_url=f"{server.url}/v1", model_id=name, system_prompt=name)
         for name in ("pirate", "formal")
     ]
 

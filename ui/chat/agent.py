@@ -9,17 +9,17 @@ import streamlit as st
 
 from ui import bootstrap
 from yiem.agent import Agent
-from yiem.chat import (
+from yiem.chat import RunAgent
+from yiem.events import AgentEvent
+from yiem.llm import LlmClient
+from yiem.model_setup import (
     LOCAL,
     ModelSettingsError,
-    RunAgent,
     calls_tools,
     connect,
     running_local_model,
     takes_images,
 )
-from yiem.events import AgentEvent
-from yiem.llm import LlmClient
 from yiem.providers.catalog import get_model
 from yiem.types import AgentLoopConfig, AgentMessage, LlmModel, UserMessage
 

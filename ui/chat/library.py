@@ -11,7 +11,8 @@ import streamlit as st
 from ui import bootstrap
 from ui.chat import settings as chat_settings
 from ui.chat import unsent as chat_unsent
-from yiem.chat import ChatLibrary, ChatSetup, Preset, SavedPrompt, fill_template, safe_markdown
+from yiem.chat import ChatLibrary, Preset, SavedPrompt, safe_markdown
+from yiem.model_setup import ModelSetup, fill_template
 from yiem.store import StoreError
 
 FORM_KEY = "yiem_prompt_form"  # the saved prompt whose form is open
@@ -21,7 +22,7 @@ PROBLEM_KEY = "yiem_library_problem"  # why the last save or delete failed, show
 T = TypeVar("T")
 
 
-def describe(setup: ChatSetup) -> str:
+def describe(setup: ModelSetup) -> str:
     """A preset's setup in one line: provider/model, sampling, tools."""
     parts = [f"{setup.provider}/{setup.model_id}"]
     if setup.temperature is not None:

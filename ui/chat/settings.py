@@ -9,17 +9,14 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.chat import agent as chat_agent
-from ui.temperature import temperature_input
-from yiem.chat import (
+from ui.model_form import PROVIDERS, sampling_fields
+from yiem.model_setup import (
     DEFAULT_MODELS,
     LOCAL,
-    ChatSettings,
-    ChatSetup,
+    ModelSetup,
     SamplingModel,
-    apply_setup,
     available_models,
     key_status,
-    setup_of,
     starting_base_url,
 )
 from yiem.providers.presets import PRESETS
@@ -29,19 +26,19 @@ _SETUP_WIDGETS = ("set-provider", "set-system", "set-temp-default", "set-temp", 
 _PER_PROVIDER_WIDGETS = ("set-url-{}", "set-model-{}", "set-model-id-{}")
 
 
-def current_setup() -> ChatSetup:
+def current_setup() -> ModelSetup:
     """What the next message is sent with: the settings and the enabled tools (never the key)."""
-    return setup_of(bootstrap.settings(), st.session_state.get("enabled_tools", set()))
+    return bootstrap.settings().with_tools(st.session_state.get("enabled_tools", set())).as_stored()
 
 
-def restore(setup: ChatSetup) -> None:
+def restore(setup: ModelSetup) -> None:
     """Make `setup` the session's settings and enabled tools, and show it in the settings panel."""
     current = bootstrap.settings()
     if (current.provider, current.base_url) != (setup.provider, setup.base_url):
         # A typed key goes only to the server it was typed for: a stored setup may name another.
         for name in PRESETS:
             st.session_state.pop(f"set-key-{name}", None)
-    st.session_state["settings"] = apply_setup(current, setup)
+    st.session_state["settings"] = current.restored(setup)
     st.session_state["enabled_tools"] = set(setup.tools)
     for key in _SETUP_WIDGETS:
         st.session_state.pop(key, None)
@@ -51,7 +48,7 @@ def restore(setup: ChatSetup) -> None:
             st.session_state.pop(pattern.format(name), None)
 
 
-def _model_list(settings: ChatSettings) -> tuple[list[str], str | None]:
+def _model_list(settings: ModelSetup) -> tuple[list[str], str | None]:
     # Asked once per server and key: the list is drawn on every rerun.
     key = (settings.provider, settings.base_url, settings.api_key)
     cache: dict[Any, tuple[list[str], str | None]] = st.session_state.setdefault("yiem_model_lists", {})
@@ -64,7 +61,7 @@ def _model_list(settings: ChatSettings) -> tuple[list[str], str | None]:
     return options, problem
 
 
-def _model_options(settings: ChatSettings) -> list[str]:
+def _model_options(settings: ModelSetup) -> list[str]:
     options, problem = _model_list(settings)
     if problem:
         st.caption(f"The server's model list is not available: {problem}")
@@ -143,7 +140,7 @@ def _fresh(provider: str) -> dict[str, Any]:
     }
 
 
-def _model_fields(settings: ChatSettings, fields: _Fields) -> ChatSettings:
+def _model_fields(settings: ModelSetup, fields: _Fields) -> ModelSetup:
     """Base URL, key (this session only) and model of `settings.provider`: the chat's and the
     sampling model's alike, each under its own labels and widget keys."""
     provider = settings.provider
@@ -187,10 +184,10 @@ def _model_fields(settings: ChatSettings, fields: _Fields) -> ChatSettings:
     return settings.model_copy(update={"model_id": (model_id or "").strip()})
 
 
-def _sampling_fields(settings: ChatSettings) -> ChatSettings:
+def _sampling_fields(settings: ModelSetup) -> ModelSetup:
     """Which model answers MCP servers' sampling requests: the chat's, or any other provider's."""
     chats = ""  # the option for the chat's own model
-    names = [chats, LOCAL, *(name for name in PRESETS if name != LOCAL)]
+    names = [chats, *PROVIDERS]
     current = settings.sampling.provider if settings.sampling else chats
     provider = st.selectbox(
         "Model for MCP servers' sampling",
@@ -212,8 +209,7 @@ def _sampling_fields(settings: ChatSettings) -> ChatSettings:
 def draw() -> None:
     """The settings expander; edits apply to the next message."""
     settings = bootstrap.settings()
-    # The embedded model first: it is what works with no key and no network.
-    names = [LOCAL, *(name for name in PRESETS if name != LOCAL)]
+    names = PROVIDERS
     with st.expander("Settings", icon=":material/tune:", expanded=False):
         provider = st.selectbox(
             "Provider",
@@ -226,16 +222,7 @@ def draw() -> None:
             settings = settings.model_copy(update=_fresh(provider))
         settings = _model_fields(settings, _CHAT_FIELDS)
         settings = _sampling_fields(settings)
-        system_prompt = st.text_area("System prompt", value=settings.system_prompt, key="set-system")
-        temperature = temperature_input(settings.temperature, "set-temp-default", "set-temp")
-        max_tokens = st.number_input(
-            "Longest reply in tokens (0: the provider's default)",
-            min_value=0,
-            max_value=1_000_000,
-            value=settings.max_tokens or 0,
-            step=256,
-            key="set-max-tokens",
-        )
+        settings = sampling_fields(settings, lambda name: "set-" + name.replace("_", "-"))
         mode = st.radio(
             "Tool calls of one reply run",
             ["parallel", "sequential"],
@@ -243,13 +230,6 @@ def draw() -> None:
             horizontal=True,
             key="set-mode",
         )
-        settings = settings.model_copy(
-            update={
-                "system_prompt": system_prompt,
-                "temperature": temperature,
-                "max_tokens": int(max_tokens) or None,
-                "tool_execution": mode,
-            }
-        )
+        settings = settings.model_copy(update={"tool_execution": mode})
         st.session_state["settings"] = settings
         _tools_section()

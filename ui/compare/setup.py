@@ -3,24 +3,30 @@ saved Experiments variant's in one pick."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from ui import bootstrap
-from ui.temperature import temperature_input
-from yiem.chat import DEFAULT_MODELS, LOCAL, Preset, calls_tools
-from yiem.compare import MAX_COLUMNS, MIN_COLUMNS, ColumnSpec
+from ui.model_form import FIELDS, setup_form
+from yiem.chat import Preset
+from yiem.compare import MAX_COLUMNS, MIN_COLUMNS
 from yiem.experiments import Variant
-from yiem.providers import PRESETS
+from yiem.model_setup import ModelSetup
 from yiem.store import StoreError
 
 SPECS = "compare_specs"
-"""Session key: a list of ColumnSpec a test (or a saved comparison) starts the page with."""
+"""Session key: a list of ModelSetup a test (or a saved comparison) starts the page with."""
 
 
-_WIDGETS = ("provider", "model", "url", "key", "system", "temp_default", "temp", "max_tokens", "tools")
+_WIDGETS = FIELDS
 
 
-def preset_columns(specs: list[ColumnSpec]) -> None:
+def _widget_key(index: int) -> Callable[[str], str]:
+    return lambda name: f"cmp_{name}_{index}"
+
+
+def preset_columns(specs: list[ModelSetup]) -> None:
     """Start the settings boxes from these columns (a reopened comparison), forgetting what was typed."""
     st.session_state[SPECS] = specs
     for key in [key for key in st.session_state if isinstance(key, str) and key.startswith("cmp_")]:
@@ -29,7 +35,7 @@ def preset_columns(specs: list[ColumnSpec]) -> None:
 
 
 def _variant_label(experiment: str, variant: Variant) -> str:
-    return f"{experiment} › {variant.name} ({ColumnSpec.from_variant(variant.settings_dict()).label})"
+    return f"{experiment} › {variant.name} ({variant.label})"
 
 
 def _fill_from_variant(index: int, variants: dict[str, Variant]) -> None:
@@ -40,18 +46,18 @@ def _fill_from_variant(index: int, variants: dict[str, Variant]) -> None:
         return
     count = int(st.session_state.get("cmp_count", MIN_COLUMNS))
     specs = [_defaults(i) for i in range(max(count, index + 1))]
-    specs[index] = ColumnSpec.from_variant(variants[picked].settings_dict())
+    specs[index] = variants[picked].as_stored()
     st.session_state[SPECS] = specs
     for widget in _WIDGETS:
         st.session_state.pop(f"cmp_{widget}_{index}", None)
 
 
-def _defaults(index: int) -> ColumnSpec:
-    preset: list[ColumnSpec] | None = st.session_state.get(SPECS)
+def _defaults(index: int) -> ModelSetup:
+    preset: list[ModelSetup] | None = st.session_state.get(SPECS)
     if preset is not None and index < len(preset):
         return preset[index]
     chat = bootstrap.settings()
-    return ColumnSpec(provider=chat.provider, base_url=chat.base_url, model_id=chat.model_id)
+    return ModelSetup(provider=chat.provider, base_url=chat.base_url, model_id=chat.model_id)
 
 
 def _fill_from_preset(index: int, presets: dict[str, Preset]) -> None:
@@ -61,10 +67,10 @@ def _fill_from_preset(index: int, presets: dict[str, Preset]) -> None:
     chosen = presets.get(st.session_state.get(key) or "")
     if chosen is None:
         return
-    specs: list[ColumnSpec] = list(st.session_state.get(SPECS) or [])
+    specs: list[ModelSetup] = list(st.session_state.get(SPECS) or [])
     while len(specs) <= index:
         specs.append(_defaults(len(specs)))
-    specs[index] = ColumnSpec.from_setup(chosen.setup)
+    specs[index] = chosen.setup
     st.session_state[SPECS] = specs
     for name in _WIDGETS:
         if name != "key":  # a key typed for the column stays with it
@@ -80,21 +86,20 @@ def _saved_presets() -> dict[str, Preset]:
         return {}
 
 
-def draw_column_settings(saved: list[tuple[str, Variant]]) -> list[ColumnSpec]:
+def draw_column_settings(saved: list[tuple[str, Variant]]) -> list[ModelSetup]:
     """Draw one settings box per column (2 to 6) and return the columns as set.
 
     `saved`: the Experiments page's saved variants, `(experiment name, variant)`, any of which fills a column.
     """
     variants = {_variant_label(experiment, variant): variant for experiment, variant in saved}
-    preset: list[ColumnSpec] | None = st.session_state.get(SPECS)
+    preset: list[ModelSetup] | None = st.session_state.get(SPECS)
     start = len(preset) if preset else MIN_COLUMNS
     count = int(
         st.number_input("Columns", min_value=MIN_COLUMNS, max_value=MAX_COLUMNS, value=start, key="cmp_count")
     )
-    providers = list(PRESETS)
     offered = sorted(st.session_state["tool_registry"].tools)
     presets = _saved_presets()
-    specs: list[ColumnSpec] = []
+    specs: list[ModelSetup] = []
     boxes = st.columns(min(count, 3))
     for index in range(count):
         spec = _defaults(index)
@@ -119,50 +124,5 @@ def draw_column_settings(saved: list[tuple[str, Variant]]) -> list[ColumnSpec]:
                 args=(index, variants),
                 disabled=not variants,
             )
-            provider = st.selectbox(
-                "Provider",
-                providers,
-                index=providers.index(spec.provider) if spec.provider in providers else 0,
-                key=f"cmp_provider_{index}",
-            )
-            model_id = st.text_input(
-                "Model", value=spec.model_id or DEFAULT_MODELS.get(provider, ""), key=f"cmp_model_{index}"
-            )
-            base_url = st.text_input(
-                "Base URL", value=spec.base_url, key=f"cmp_url_{index}", disabled=provider == LOCAL
-            )
-            api_key = st.text_input("API key (this session only)", type="password", key=f"cmp_key_{index}")
-            system_prompt = st.text_area("System prompt", value=spec.system_prompt, key=f"cmp_system_{index}")
-            # As in Chat: a column set to the provider's default sends no temperature at all.
-            temperature = temperature_input(
-                spec.temperature, f"cmp_temp_default_{index}", f"cmp_temp_{index}"
-            )
-            max_tokens = st.number_input(
-                "Longest reply in tokens (0: the provider's default)",
-                min_value=0,
-                max_value=1_000_000,
-                value=spec.max_tokens or 0,
-                step=256,
-                key=f"cmp_max_tokens_{index}",
-            )
-            tools = st.multiselect(
-                "Tools (from the Tools page's servers)",
-                offered,
-                default=[name for name in spec.tools if name in offered],
-                key=f"cmp_tools_{index}",
-                disabled=not offered or not calls_tools(provider),
-                help=None if calls_tools(provider) else "The embedded SmolLM2 is sent no tools.",
-            )
-        specs.append(
-            ColumnSpec(
-                provider=provider,
-                model_id=model_id,
-                base_url="" if provider == LOCAL else base_url,
-                api_key=api_key or spec.api_key,
-                system_prompt=system_prompt,
-                temperature=temperature,
-                max_tokens=int(max_tokens) or None,
-                tools=tools,
-            )
-        )
+            specs.append(setup_form(spec, _widget_key(index), offered))
     return specs

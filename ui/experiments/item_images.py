@@ -7,8 +7,8 @@ import streamlit as st
 
 from ui.experiments.state import EDITOR_VERSION, WIDGET_PREFIX
 from ui.messages import IMAGE_TYPES, draw_blocks, uploaded_image
-from yiem.chat import ImageDataError, check_image
 from yiem.experiments import DatasetError, DatasetItem, ExperimentDraft
+from yiem.model_setup import ImageDataError, check_image
 from yiem.types import ImageContent
 
 ITEM = f"{WIDGET_PREFIX}image_item"

@@ -48,22 +48,17 @@ def start_run(draft: ExperimentDraft) -> None:
         st.error(str(error))
         return
     experiment_id = save(draft)
-    st.session_state[RUN] = BackgroundRun(
-        experiment_store(),
-        spec.run_id,
-        spec=spec,
-        experiment_id=experiment_id,
-        variants=with_session_keys(spec.variants),
-        tools=_tools(),
-    )
+    # The run goes with the keys typed this session; the store keeps it without them.
+    keyed = spec.model_copy(update={"variants": with_session_keys(spec.variants)})
+    st.session_state[RUN] = BackgroundRun.start(experiment_store(), keyed, experiment_id, _tools())
 
 
 def resume_run(record: RunRecord) -> None:
     """Run what a stopped or interrupted run has left."""
-    spec = experiment_store().load_spec(record.id)
-    st.session_state[RUN] = BackgroundRun(
-        experiment_store(), record.id, variants=with_session_keys(spec.variants), tools=_tools()
-    )
+    store = experiment_store()
+    spec = store.load_spec(record.id)
+    keyed = spec.model_copy(update={"variants": with_session_keys(spec.variants)})
+    st.session_state[RUN] = BackgroundRun.resume(store, keyed, _tools())
 
 
 def _eta(seconds: float | None) -> str:

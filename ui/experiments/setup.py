@@ -11,13 +11,12 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.experiments.state import WIDGET_PREFIX
-from yiem.chat import DEFAULT_MODELS, LOCAL, Preset
+from ui.model_form import model_fields, setup_form
+from yiem.chat import Preset
 from yiem.experiments import ExperimentDraft, ScorerError, Variant, scorers
 from yiem.experiments.scorers import AnyScorer
-from yiem.providers import PRESETS
 from yiem.store import StoreError
 
-PROVIDERS = [LOCAL, *[name for name in PRESETS if name != LOCAL]]
 ANOTHER_MODEL = "Another model…"  # the judge picker's entry for a model no variant uses
 SCORER_KINDS = {
     "contains": "Contains the expected text",
@@ -52,25 +51,14 @@ def _remove_row(rows: list[Any], uids: list[str], index: int | None) -> None:
     st.rerun()
 
 
+def _widget_key(prefix: str) -> Callable[[str], str]:
+    return lambda name: prefix + name
+
+
 def _init(key: str, value: Any) -> str:
     if key not in st.session_state:
         st.session_state[key] = value
     return key
-
-
-def _model_fields(k: str, variant: Variant) -> tuple[str, str, str]:
-    """Provider, model and (for a server of one's own) base URL, as a variant or the judge picks them."""
-    left, right = st.columns(2)
-    provider = left.selectbox("Provider", PROVIDERS, key=_init(k + "provider", variant.provider or LOCAL))
-    model_id = right.text_input(
-        "Model", key=_init(k + "model", variant.model_id or DEFAULT_MODELS.get(provider, ""))
-    )
-    base_url = ""
-    if provider not in (LOCAL, "openai", "anthropic", "openrouter", "groq"):
-        base_url = st.text_input(
-            "Base URL", key=_init(k + "base_url", variant.base_url), placeholder="http://127.0.0.1:8080/v1"
-        )
-    return provider, model_id, base_url
 
 
 def draw_variants(draft: ExperimentDraft, tool_names: list[str]) -> None:
@@ -82,57 +70,34 @@ def draw_variants(draft: ExperimentDraft, tool_names: list[str]) -> None:
         k = f"{WIDGET_PREFIX}v_{uid}_"
         with st.expander(f"Variant {index + 1}: {variant.name}", expanded=len(draft.variants) <= 2):
             name = st.text_input("Name", key=_init(k + "name", variant.name))
-            provider, model_id, base_url = _model_fields(k, variant)
-            prompt = st.text_area(
-                "System prompt (use {var} for an item's vars)", key=_init(k + "prompt", variant.system_prompt)
+            setup = setup_form(
+                variant,
+                _widget_key(k),
+                tool_names,
+                ask_key=False,
+                prompt_label="System prompt (use {var} for an item's vars)",
             )
-            a, b, c, d = st.columns(4)
-            temperature = a.number_input(
-                "Temperature",
-                0.0,
-                2.0,
-                step=0.1,
-                key=_init(k + "temp", variant.temperature),
-                placeholder="default",
-            )
-            max_tokens = b.number_input(
-                "Max tokens",
-                1,
-                200_000,
-                step=64,
-                key=_init(k + "max_tokens", variant.max_tokens),
-                placeholder="default",
-            )
-            max_turns = c.number_input("Max turns", 1, 100, key=_init(k + "turns", variant.max_turns))
-            mode = d.selectbox(
+            a, b = st.columns(2)
+            max_turns = a.number_input("Max turns", 1, 100, key=_init(k + "turns", variant.max_turns))
+            mode = b.selectbox(
                 "Tool calls", ["parallel", "sequential"], key=_init(k + "mode", variant.tool_execution)
-            )
-            tools = st.multiselect(
-                "Tools it may call",
-                sorted(set(tool_names) | set(variant.tools)),
-                key=_init(k + "tools", list(variant.tools)),
-                help="The tools of the MCP servers connected on the Tools page",
             )
             if st.button("Remove this variant", key=k + "remove", icon=":material/delete:"):
                 remove = index
         rebuilt.append(
-            Variant(
-                name=name.strip() or f"variant {index + 1}",
-                provider=provider,
-                model_id=model_id.strip(),
-                base_url=base_url.strip(),
-                system_prompt=prompt,
-                temperature=temperature,
-                max_tokens=int(max_tokens) if max_tokens else None,
-                max_turns=int(max_turns),
-                tool_execution=mode,
-                tools=tools,
+            variant.model_copy(
+                update={
+                    **dict(setup),
+                    "name": name.strip() or f"variant {index + 1}",
+                    "max_turns": int(max_turns),
+                    "tool_execution": mode,
+                }
             )
         )
     draft.variants = rebuilt
     _remove_row(draft.variants, uids, remove)
     if st.button("Add a variant", key=f"{WIDGET_PREFIX}add_variant", icon=":material/add:"):
-        template = draft.variants[-1] if draft.variants else Variant(name="", provider=LOCAL)
+        template = draft.variants[-1] if draft.variants else Variant(name="")
         draft.variants.append(template.model_copy(update={"name": f"variant {len(draft.variants) + 1}"}))
         st.rerun()
     _variant_from_preset(draft)
@@ -144,7 +109,7 @@ def _add_preset(draft: ExperimentDraft, presets: dict[str, Preset], key: str) ->
         return
     taken = {variant.name for variant in draft.variants}
     name = next(n for n in (chosen.name, *(f"{chosen.name} {i}" for i in range(2, 100))) if n not in taken)
-    draft.variants.append(Variant.from_setup(name, chosen.setup))
+    draft.variants.append(Variant.named(name, chosen.setup))
     st.session_state[key] = None  # ready to add another
 
 
@@ -244,7 +209,7 @@ def _scorer_fields(kind: str, k: str, old: dict[str, Any], variant_names: list[s
 
 def _judge_field(k: str, old: dict[str, Any] | None, variant_names: list[str]) -> Variant | str:
     """A variant's name (its model judges) or, for "Another model", the judge picked like a variant."""
-    before = Variant.model_validate(old["variant"]) if old else Variant(name="judge", provider=LOCAL)
+    before = Variant.model_validate(old["variant"]) if old else Variant(name="judge")
     named = before.name.removeprefix("judge (").removesuffix(")")
     initial = named if named in variant_names else (ANOTHER_MODEL if old or not variant_names else None)
     choices = [*variant_names, ANOTHER_MODEL]
@@ -253,9 +218,9 @@ def _judge_field(k: str, old: dict[str, Any] | None, variant_names: list[str]) -
     choice = st.selectbox("Judge", choices, key=_init(k + "judge", initial or choices[0]))
     if choice != ANOTHER_MODEL:
         return str(choice)
-    provider, model_id, base_url = _model_fields(k + "judge_", before)
-    return Variant(
-        name=f"judge ({model_id or provider})", provider=provider, model_id=model_id, base_url=base_url
+    judge = model_fields(before, _widget_key(k + "judge_"), ask_key=False)
+    return Variant.model_validate(
+        {**judge.model_dump(), "name": f"judge ({judge.model_id or judge.provider})"}
     )
 
 

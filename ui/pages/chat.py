@@ -17,7 +17,8 @@ from ui.chat import library as chat_library
 from ui.chat import settings as chat_settings
 from ui.chat import sidebar as chat_sidebar
 from ui.chat import unsent as chat_unsent
-from yiem.chat import LOCAL, ChatSession, conversation_setup, user_message
+from yiem.chat import ChatSession, conversation_setup, user_message
+from yiem.model_setup import LOCAL
 from yiem.store import ConversationNotFoundError, StoreError
 from yiem.types import ImageContent, UserMessage
 

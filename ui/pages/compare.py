@@ -15,9 +15,9 @@ from ui.compare.saved import draw_saved, follow_url, show_in_url
 from ui.compare.setup import draw_column_settings
 from ui.compare.votes import VOTED, draw_leaderboard, draw_vote
 from ui.messages import IMAGE_TYPES, submitted_prompt
-from yiem.chat import takes_images
 from yiem.compare import CompareError, Comparison, ComparisonStore, VoteStore, blind_order
 from yiem.experiments import ExperimentStore
+from yiem.model_setup import takes_images
 from yiem.store import StoreError
 
 bootstrap.ensure_session()

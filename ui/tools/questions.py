@@ -11,7 +11,7 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.tools.form import FormKeys, draw_form, form_arguments
-from yiem.chat import ModelSettingsError, connect, safe_markdown
+from yiem.chat import safe_markdown
 from yiem.explorer import (
     ServerQuestion,
     ServerQuestions,
@@ -24,6 +24,7 @@ from yiem.explorer import (
     sampling_result,
 )
 from yiem.mcp import ElicitationResult, SamplingRequest
+from yiem.model_setup import ModelSettingsError, connect
 from yiem.providers.presets import PRESETS
 from yiem.types import AnyAssistantMessage, LlmModel
 

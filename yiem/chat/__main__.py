@@ -2,6 +2,20 @@
 
 import sys
 
-from yiem.chat._settings import main
+from yiem.model_setup import configured_provider
 
-sys.exit(main(sys.argv))
+
+def main(argv: list[str]) -> int:
+    """Prints the configured provider; exit 1 when there is none."""
+    if argv[1:] != ["configured-provider"]:
+        print("usage: python -m yiem.chat configured-provider", file=sys.stderr)
+        return 2
+    provider = configured_provider()
+    if provider is None:
+        return 1
+    print(provider)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

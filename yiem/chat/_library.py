@@ -12,9 +12,9 @@ from sqlalchemy import ColumnElement, Table, delete, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
-from yiem.chat._setup import ChatSetup, stored_setup
-from yiem.chat._templates import template_variables
+from yiem.chat._setup import stored_setup
 from yiem.identity import LOCAL_OWNER_ID
+from yiem.model_setup import ModelSetup, template_variables
 from yiem.redaction import redact, redact_data
 from yiem.store import StoreError, saved_prompts, setup_presets
 
@@ -29,7 +29,7 @@ class Preset(BaseModel):
     """A named setup: provider, model, base URL, system prompt, sampling, tools and tool mode; no key."""
 
     name: str
-    setup: ChatSetup
+    setup: ModelSetup
 
 
 class SavedPrompt(BaseModel):
@@ -70,13 +70,13 @@ class ChatLibrary:
         found = ((row.name, stored_setup(_json(row.data))) for row in rows)
         return [Preset(name=name, setup=setup) for name, setup in found if setup is not None]
 
-    def save_preset(self, name: str, setup: ChatSetup) -> Preset:
+    def save_preset(self, name: str, setup: ModelSetup) -> Preset:
         """Save `setup` under `name` (replacing the preset of that name); its text is redacted."""
         cleaned = _name(name, "preset")
-        # A ChatSetup has no key field; the system prompt and base URL are free text and may quote one.
+        # A ModelSetup never dumps its key; the system prompt and base URL are free text and may quote one.
         data = json.dumps(redact_data(setup.model_dump(mode="json")), ensure_ascii=False, sort_keys=True)
         self._upsert(setup_presets, cleaned, data=data)
-        return Preset(name=cleaned, setup=ChatSetup.model_validate(json.loads(data)))
+        return Preset(name=cleaned, setup=ModelSetup.model_validate(json.loads(data)))
 
     def delete_preset(self, name: str) -> None:
         """Remove the preset of this name (nothing happens when there is none)."""

@@ -7,13 +7,13 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 from yiem.budgets import BudgetCheck, BudgetGuard
-from yiem.chat._setup import ChatSetup
 from yiem.chat._stopped_usage import estimate_stopped_usage
 from yiem.chat._titles import first_exchange, title_in_background, writes_titles
 from yiem.chat._transcript import Transcript
 from yiem.errors import YiemError
 from yiem.events import AgentEvent, MessageEndEvent
 from yiem.llm import LlmClient
+from yiem.model_setup import ModelSetup
 from yiem.redaction import redact
 from yiem.store import Conversation, ConversationStore
 from yiem.types import (
@@ -114,7 +114,7 @@ class ChatSession:
         provider: str,
         model_id: str,
         system_prompt: str = "",
-        setup: ChatSetup | None = None,
+        setup: ModelSetup | None = None,
     ) -> str:
         """Save `prompt` (creating the conversation if needed) before anything can fail; returns its id.
 

@@ -7,8 +7,8 @@ import re
 import threading
 from collections.abc import Sequence
 
-from yiem.chat._settings import LOCAL
 from yiem.llm import GenerationOptions, LlmClient
+from yiem.model_setup import LOCAL
 from yiem.store import ConversationStore
 from yiem.types import (
     AgentContext,

@@ -10,8 +10,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
-from yiem.chat._images import ImageDataError, check_image
 from yiem.errors import YiemError
+from yiem.model_setup import ImageDataError, check_image
 from yiem.redaction import redact
 from yiem.types import (
     AgentMessage,

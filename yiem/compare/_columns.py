@@ -1,16 +1,14 @@
-"""One column of a comparison: its settings, and the figures of its latest answer."""
+"""A comparison's columns (each a `ModelSetup`): how many, their order, their latest figures."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-from yiem.chat import LOCAL, ChatSettings, ChatSetup
 from yiem.errors import YiemError
-from yiem.types import AgentLoopConfig
+from yiem.model_setup import ModelSetup
 
 MIN_COLUMNS = 2
 MAX_COLUMNS = 6
@@ -18,59 +16,6 @@ MAX_COLUMNS = 6
 
 class CompareError(YiemError):
     """A comparison cannot start as asked (too few or too many columns, one still running)."""
-
-
-class ColumnSpec(BaseModel):
-    """Provider, model, system prompt, temperature and tools: the same settings as Chat."""
-
-    provider: str = LOCAL
-    base_url: str = ""
-    model_id: str = ""
-    api_key: str = Field(default="", repr=False, exclude=True)
-    system_prompt: str = ""
-    temperature: float | None = None
-    max_tokens: int | None = None
-    tools: list[str] = Field(default_factory=list)
-
-    @classmethod
-    def from_setup(cls, setup: ChatSetup) -> ColumnSpec:
-        """A column doing what a Chat setup (a preset) does (its tool mode has no place in a column)."""
-        return cls(
-            provider=setup.provider,
-            base_url=setup.base_url,
-            model_id=setup.model_id,
-            system_prompt=setup.system_prompt,
-            temperature=setup.temperature,
-            max_tokens=setup.max_tokens,
-            tools=list(setup.tools),
-        )
-
-    @classmethod
-    def from_variant(cls, settings: Mapping[str, Any]) -> ColumnSpec:
-        """A column with an Experiments variant's settings (`Variant.settings_dict()`); none: local."""
-        return cls.model_validate({**settings, "provider": settings.get("provider") or LOCAL})
-
-    @property
-    def label(self) -> str:
-        """`provider/model`, as the column's heading and on the leaderboard."""
-        return f"{self.provider}/{self.model_id}" if self.model_id else self.provider
-
-    def chat_settings(self) -> ChatSettings:
-        """The Chat settings that reach this column's model (connect() builds the client from them)."""
-        defaults = ChatSettings()
-        return ChatSettings(
-            provider=self.provider,
-            base_url=self.base_url,
-            model_id=self.model_id or defaults.model_id,
-            api_key=self.api_key,
-            system_prompt=self.system_prompt,
-            temperature=self.temperature,
-            max_tokens=self.max_tokens,
-        )
-
-    def loop_config(self) -> AgentLoopConfig:
-        """The agent loop's settings for this column."""
-        return AgentLoopConfig(temperature=self.temperature, max_tokens=self.max_tokens)
 
 
 class ColumnFigures(BaseModel):
@@ -91,7 +36,7 @@ class ColumnFigures(BaseModel):
     finished_at: float | None = None
 
 
-def check_columns(specs: Sequence[ColumnSpec]) -> None:
+def check_columns(specs: Sequence[ModelSetup]) -> None:
     """Raise `CompareError` unless there are 2 to 6 columns."""
     if not MIN_COLUMNS <= len(specs) <= MAX_COLUMNS:
         raise CompareError(
@@ -99,7 +44,7 @@ def check_columns(specs: Sequence[ColumnSpec]) -> None:
         )
 
 
-def blind_order(specs: Sequence[ColumnSpec], rng: random.Random | None = None) -> list[ColumnSpec]:
+def blind_order(specs: Sequence[ModelSetup], rng: random.Random | None = None) -> list[ModelSetup]:
     """The columns in a random order: a blind vote's A and B must not follow the order they were set in."""
     return (rng or random.SystemRandom()).sample(list(specs), len(specs))
 

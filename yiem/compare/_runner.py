@@ -10,11 +10,11 @@ from typing import Literal
 
 from yiem.agent import Agent
 from yiem.budgets import BudgetGuard, request_cost
-from yiem.chat import ModelSettingsError, calls_tools, connect
-from yiem.compare._columns import ColumnFigures, ColumnSpec, CompareError, cheapest_and_fastest, check_columns
+from yiem.compare._columns import ColumnFigures, CompareError, cheapest_and_fastest, check_columns
 from yiem.compare._storage import ComparisonRecord, ComparisonStore
 from yiem.events import AgentEndEvent, AgentEvent, MessageEndEvent, MessageUpdateEvent
 from yiem.llm import LlmClient
+from yiem.model_setup import ModelSettingsError, ModelSetup, calls_tools, connect
 from yiem.store import StoreError
 from yiem.types import (
     AgentMessage,
@@ -27,19 +27,19 @@ from yiem.types import (
 )
 
 ColumnStatus = Literal["idle", "running", "done", "stopped", "error"]
-Connector = Callable[[ColumnSpec], tuple[LlmClient, LlmModel]]
+Connector = Callable[[ModelSetup], tuple[LlmClient, LlmModel]]
 
 
-def connect_column(spec: ColumnSpec) -> tuple[LlmClient, LlmModel]:
+def connect_column(spec: ModelSetup) -> tuple[LlmClient, LlmModel]:
     """The column's client and model, built by Chat's own `connect` from the same settings."""
-    return connect(spec.chat_settings())
+    return connect(spec)
 
 
 @dataclass
 class ColumnState:
     """What a column shows right now: its text so far, its status, its error in words, its figures."""
 
-    spec: ColumnSpec
+    spec: ModelSetup
     status: ColumnStatus = "idle"
     text: str = ""
     error: str | None = None
@@ -65,7 +65,7 @@ class Comparison:
 
     def __init__(
         self,
-        specs: Sequence[ColumnSpec],
+        specs: Sequence[ModelSetup],
         tools: Mapping[str, AgentTool] | None = None,
         connector: Connector = connect_column,
         budget: BudgetGuard | None = None,

@@ -18,9 +18,8 @@ from pydantic import BaseModel
 from sqlalchemy import ColumnElement, insert, select, update
 from sqlalchemy.engine import Engine
 
-from yiem.chat import setup_of
-from yiem.compare._columns import ColumnSpec
 from yiem.identity import LOCAL_OWNER_ID
+from yiem.model_setup import ModelSetup
 from yiem.redaction import redact, redact_data
 from yiem.store import COMPARE_SOURCE, ConversationStore, StoreError, compare_runs
 from yiem.types import AgentMessage, LlmModel
@@ -33,7 +32,7 @@ class ComparisonNotFoundError(StoreError):
 class SavedColumn(BaseModel):
     """One column of a saved comparison: its settings and the conversation holding its transcript."""
 
-    spec: ColumnSpec
+    spec: ModelSetup
     conversation_id: str
 
 
@@ -66,7 +65,7 @@ class ComparisonStore:
         self.owner = owner
         self.conversations = ConversationStore(engine, owner, source=COMPARE_SOURCE)
 
-    def create(self, specs: Sequence[ColumnSpec], prompt: str, blind: bool = False) -> ComparisonRecord:
+    def create(self, specs: Sequence[ModelSetup], prompt: str, blind: bool = False) -> ComparisonRecord:
         """Save a new comparison with one hidden conversation per column and its first prompt."""
         title = _title(prompt)
         columns = []
@@ -76,7 +75,7 @@ class ComparisonStore:
                 provider=spec.provider,
                 model=spec.model_id,
                 system_prompt=spec.system_prompt,
-                setup=setup_of(spec.chat_settings(), spec.tools).model_dump(),
+                setup=spec.model_dump(),
                 hidden=True,
             )
             columns.append(SavedColumn(spec=spec, conversation_id=conversation.id))

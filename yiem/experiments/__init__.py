@@ -24,10 +24,12 @@ from yiem.experiments._rubric import Judge, parse_verdict
 from yiem.experiments._runner import (
     MemoryRecorder,
     Progress,
+    RunOptions,
     RunRecorder,
     TaskExecutor,
     ThreadExecutor,
     run_experiment,
+    run_spec,
 )
 from yiem.experiments._spec import DEFAULT_CONCURRENCY, RAY_ADDRESS_ENV, ExperimentError, RunSpec, check_spec
 from yiem.experiments._stats import StatisticsError, mcnemar_exact, percentile, wilson_interval
@@ -64,6 +66,7 @@ __all__ = [
     "MemoryRecorder",
     "OutcomeKey",
     "Progress",
+    "RunOptions",
     "RunRecord",
     "RunRecorder",
     "RunSpec",
@@ -88,6 +91,7 @@ __all__ = [
     "resume_experiment",
     "run_experiment",
     "run_item",
+    "run_spec",
     "scorers",
     "summarize",
     "user_message",

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from yiem.chat import ImageDataError, check_image
+from yiem.model_setup import ImageDataError, check_image
 from yiem.types import ImageContent
 
 

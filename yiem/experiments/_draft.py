@@ -4,17 +4,16 @@ in a background thread the page polls."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
 
 from pydantic import BaseModel, Field
 
 from yiem.budgets import BudgetGuard
 from yiem.experiments._dataset import Dataset
 from yiem.experiments._results import ExperimentResult
-from yiem.experiments._runner import Progress
+from yiem.experiments._runner import Progress, RunOptions, RunRecorder, run_spec
 from yiem.experiments._spec import DEFAULT_CONCURRENCY, RunSpec
-from yiem.experiments._storage import ExperimentStore, resume_experiment
+from yiem.experiments._storage import ExperimentStore
 from yiem.experiments._variant import Variant
 from yiem.experiments.scorers import AnyScorer
 from yiem.types import AbortSignal, AgentTool
@@ -33,51 +32,67 @@ class ExperimentDraft(BaseModel):
 
     def spec(self) -> RunSpec:
         """A new run of this draft, the dataset frozen as it is now."""
-        return RunSpec(
-            experiment=self.name,
-            dataset=self.dataset.frozen(),
-            variants=[variant.model_copy() for variant in self.variants],
-            scorers=list(self.scorers),
+        return RunSpec.build(
+            self.dataset,
+            self.variants,
+            self.scorers,
+            name=self.name,
             repeats=self.repeats,
-            concurrency={"*": self.concurrency},
+            concurrency=self.concurrency,
             budget_usd=self.budget_usd,
         )
 
 
 class BackgroundRun:
     """A run (new or resumed) in a daemon thread: the page reads `progress`, `error`, `result` and
-    calls `stop()`; everything it needs is stored as it goes, so a restart loses only items in flight."""
+    calls `stop()`; everything it needs is stored as it goes, so a restart loses only items in flight.
+
+    `start` stores a new run and runs the spec it was given; `resume` goes on with a stored one."""
 
     def __init__(
-        self,
-        store: ExperimentStore,
-        run_id: str,
-        *,
-        spec: RunSpec | None = None,
-        experiment_id: str | None = None,
-        variants: Sequence[Variant] = (),
-        tools: Mapping[str, AgentTool] | None = None,
+        self, store: ExperimentStore, spec: RunSpec, tools: Mapping[str, AgentTool] | None = None
     ) -> None:
-        self.run_id = run_id
+        self.run_id = spec.run_id
         self.signal = AbortSignal()
         self.progress: Progress | None = None
         self.result: ExperimentResult | None = None
         self.error: str | None = None
-        if spec is not None:
-            store.create_run(spec, experiment_id)
-        options: dict[str, Any] = {"progress": self._on_progress, "signal": self.signal, "tools": tools}
+        options: RunOptions = {"progress": self._on_progress, "signal": self.signal, "tools": tools}
         options["budget"] = BudgetGuard(store.engine, store.owner)  # the person's spending limits
         self._thread = threading.Thread(
-            target=self._run, args=(store, variants, options), name="yiem-experiment", daemon=True
+            target=self._run,
+            args=(spec, store.recorder(spec.run_id), options),
+            name="yiem-experiment",
+            daemon=True,
         )
         self._thread.start()
+
+    @classmethod
+    def start(
+        cls,
+        store: ExperimentStore,
+        spec: RunSpec,
+        experiment_id: str | None = None,
+        tools: Mapping[str, AgentTool] | None = None,
+    ) -> BackgroundRun:
+        """Store `spec` as a new run (its variants' keys are never stored) and run it as given."""
+        store.create_run(spec, experiment_id)
+        return cls(store, spec, tools)
+
+    @classmethod
+    def resume(
+        cls, store: ExperimentStore, spec: RunSpec, tools: Mapping[str, AgentTool] | None = None
+    ) -> BackgroundRun:
+        """Run what a stored run (`store.load_spec`, keys typed this session put back) has left."""
+        store.set_status(spec.run_id, "running")
+        return cls(store, spec, tools)
 
     def _on_progress(self, progress: Progress) -> None:
         self.progress = progress
 
-    def _run(self, store: ExperimentStore, variants: Sequence[Variant], options: dict[str, Any]) -> None:
+    def _run(self, spec: RunSpec, recorder: RunRecorder, options: RunOptions) -> None:
         try:
-            self.result = resume_experiment(store, self.run_id, variants, **options)
+            self.result = run_spec(spec, recorder, **options)
         except Exception as error:  # shown in the page in words; the run is marked failed in the store
             self.error = str(error) or type(error).__name__
 

@@ -17,7 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from queue import SimpleQueue
 from time import perf_counter
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypedDict, Unpack
 
 from yiem.budgets import BudgetCheck, BudgetGuard
 from yiem.experiments._dataset import Dataset, DatasetItem
@@ -29,7 +29,6 @@ from yiem.experiments._spec import (
     BUDGET_REASON,
     DEFAULT_CONCURRENCY,
     RAY_ADDRESS_ENV,
-    ExperimentError,
     RunSpec,
     check_spec,
 )
@@ -172,52 +171,66 @@ class ThreadExecutor:
             pool.shutdown(wait=True, cancel_futures=True)
 
 
+class RunOptions(TypedDict, total=False):
+    """How a run goes, besides what it runs (its `RunSpec`); none of it is stored.
+
+    `tools`: the connected MCP servers' tools the variants may call. `progress`: called in the
+    caller's thread after each outcome. `signal.abort()` stops the run (items in flight are dropped
+    and run again on resume). `executor`: threads, Ray (also chosen by `YIEM_RAY_ADDRESS`), or one's
+    own. `budget`: the person's spending limits; a request they refuse (a variant's or a rubric
+    judge's) is never sent and stops the run, keeping the items finished.
+    """
+
+    tools: Mapping[str, AgentTool] | None
+    progress: Callable[[Progress], None] | None
+    signal: AbortSignal | None
+    executor: Literal["threads", "ray"] | TaskExecutor | None
+    budget: BudgetGuard | None
+
+
 def run_experiment(
-    dataset: Dataset | None = None,
-    variants: Sequence[Variant] = (),
+    dataset: Dataset,
+    variants: Sequence[Variant],
     scorers: Sequence[AnyScorer] = (),
     *,
     repeats: int = 1,
     concurrency: int | Mapping[str, int] = DEFAULT_CONCURRENCY,
     budget_usd: float | None = None,
     name: str = "",
-    tools: Mapping[str, AgentTool] | None = None,
-    progress: Callable[[Progress], None] | None = None,
-    signal: AbortSignal | None = None,
-    recorder: RunRecorder | None = None,
-    spec: RunSpec | None = None,
-    executor: Literal["threads", "ray"] | TaskExecutor | None = None,
     store: RunStore | None = None,
-    budget: BudgetGuard | None = None,
+    **options: Unpack[RunOptions],
 ) -> ExperimentResult:
     """Run every item of `dataset` under every variant `repeats` times, score it, and return the results.
 
-    `concurrency` bounds items in flight per provider (an int for all, or `{"openai": 8, "*": 4}`).
-    `signal.abort()` stops the run (items in flight are dropped and run again on resume); the run
-    also stops once `budget_usd` is spent. Pass `spec` (e.g. a stored run's) instead of the first
-    arguments to resume it with `recorder`. With `store`, the run and every item's transcript are
-    saved there (the Experiments page shows them). With `YIEM_RAY_ADDRESS` set, items run as Ray tasks.
-    With `budget` (threads or Ray), a request the spending limits refuse (a variant's or a rubric
-    judge's) is never sent and stops the run, keeping the items finished; the stop reason says which limit.
+    `concurrency` bounds items in flight per provider (an int for all, or `{"openai": 8, "*": 4}`);
+    the run stops once `budget_usd` is spent. With `store`, the run and every item's transcript are
+    saved there (the Experiments page shows them). `options`: see `RunOptions`.
     """
-    if spec is None:
-        if dataset is None:
-            raise ExperimentError("run_experiment needs a dataset (or the spec of a stored run).")
-        limits = {"*": concurrency} if isinstance(concurrency, int) else dict(concurrency)
-        spec = RunSpec(
-            experiment=name,
-            dataset=dataset.frozen(),
-            variants=list(variants),
-            scorers=list(scorers),
-            repeats=repeats,
-            concurrency=limits,
-            budget_usd=budget_usd,
-        )
+    spec = RunSpec.build(
+        dataset, variants, scorers, name=name, repeats=repeats, concurrency=concurrency, budget_usd=budget_usd
+    )
     check_spec(spec)
-    if store is not None and recorder is None:
+    recorder = None
+    if store is not None:
         store.create_run(spec)
         recorder = store.recorder(spec.run_id)
-    return _Run(spec, recorder or MemoryRecorder(), progress, signal, tools or {}, executor, budget).run()
+    return run_spec(spec, recorder, **options)
+
+
+def run_spec(
+    spec: RunSpec, recorder: RunRecorder | None = None, **options: Unpack[RunOptions]
+) -> ExperimentResult:
+    """Run what `spec` has left: all of a new run, or what `recorder` has not finished (a resume)."""
+    check_spec(spec)
+    return _Run(
+        spec,
+        recorder or MemoryRecorder(),
+        options.get("progress"),
+        options.get("signal"),
+        options.get("tools") or {},
+        options.get("executor"),
+        options.get("budget"),
+    ).run()
 
 
 class _Run:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -31,6 +32,30 @@ class RunSpec(BaseModel):
     repeats: int = Field(default=1, ge=1)
     concurrency: dict[str, int] = Field(default_factory=dict)
     budget_usd: float | None = Field(default=None, gt=0)
+
+    @classmethod
+    def build(
+        cls,
+        dataset: Dataset,
+        variants: Sequence[Variant],
+        scorers: Sequence[AnyScorer] = (),
+        *,
+        name: str = "",
+        repeats: int = 1,
+        concurrency: int | Mapping[str, int] = DEFAULT_CONCURRENCY,
+        budget_usd: float | None = None,
+    ) -> RunSpec:
+        """A new run: the dataset frozen as it is now, a copy of each variant (what the page edits
+        next is not this run's), `concurrency` an int for every provider or one per provider."""
+        return cls(
+            experiment=name,
+            dataset=dataset.frozen(),
+            variants=[variant.model_copy() for variant in variants],
+            scorers=list(scorers),
+            repeats=repeats,
+            concurrency={"*": concurrency} if isinstance(concurrency, int) else dict(concurrency),
+            budget_usd=budget_usd,
+        )
 
     def limit(self, provider: str) -> int:
         """How many items of `provider` may run at once."""

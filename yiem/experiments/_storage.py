@@ -12,7 +12,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from pydantic import ValidationError
 from sqlalchemy import delete, func, insert, select, update
@@ -34,6 +34,10 @@ from yiem.store import (
     usage,
     usage_row,
 )
+
+if TYPE_CHECKING:
+    from yiem.experiments._runner import RunOptions
+
 from yiem.types import (
     AgentMessage,
     AssistantMessage,
@@ -408,15 +412,15 @@ class StoreRecorder:
 
 
 def resume_experiment(
-    store: ExperimentStore, run_id: str, variants: Sequence[Variant] = (), **options: Any
+    store: ExperimentStore, run_id: str, variants: Sequence[Variant] = (), **options: Unpack[RunOptions]
 ) -> ExperimentResult:
     """Run what a stored run has left (after a Stop or a restart); finished items are not run again.
 
-    `variants` replace stored ones by name (a client object or a key is never stored); `options` go
-    to `run_experiment` (progress, signal, tools, executor).
+    `variants` replace stored ones by name (a client object or a key is never stored); `options`:
+    see `RunOptions`.
     """
-    from yiem.experiments._runner import run_experiment
+    from yiem.experiments._runner import run_spec
 
     spec = store.load_spec(run_id, variants)
     store.set_status(run_id, "running")
-    return run_experiment(spec=spec, recorder=store.recorder(run_id), **options)
+    return run_spec(spec, store.recorder(run_id), **options)

@@ -1,15 +1,15 @@
-"""Variants: one way of doing the task (model, system prompt, sampling, tools, loop limits)."""
+"""Variants: one way of doing the task, a named model setup with its loop limits."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
-from yiem.chat import ChatSetup, fill_template
 from yiem.errors import YiemError
 from yiem.llm import LlmClient
+from yiem.model_setup import ModelSettingsError, ModelSetup, connect, fill_template
 from yiem.types import AgentLoopConfig, AgentTool, LlmModel
 
 CUSTOM_PROVIDER = "custom"
@@ -20,42 +20,22 @@ class VariantError(YiemError):
     """A variant cannot run as configured (no model, a missing tool, a provider that will not connect)."""
 
 
-class Variant(BaseModel):
-    """A name, a model (provider settings, or any `LlmClient` in Python), a system prompt template over
-    the item's vars, temperature and max tokens, the tools it may call, max turns and tool mode."""
+class Variant(ModelSetup):
+    """A named model setup (provider settings, or any `LlmClient` in Python) whose system prompt is a
+    template over the item's vars, with the loop's max turns."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     name: str
-    provider: str = ""
-    model_id: str = ""
-    base_url: str = ""
-    system_prompt: str = ""
-    temperature: float | None = None
-    max_tokens: int | None = None
-    tools: list[str] = Field(default_factory=list)
     max_turns: int = Field(default=10, ge=1)
-    tool_execution: Literal["parallel", "sequential"] = "parallel"
     # Python only: a client object (e.g. ScriptedLlm) and its model instead of provider settings.
     llm: LlmClient | None = Field(default=None, exclude=True, repr=False)
     model: LlmModel | None = Field(default=None, exclude=True, repr=False)
-    # Typed in the page for one session, or passed in Python; never stored or exported.
-    api_key: str = Field(default="", exclude=True, repr=False)
 
     @classmethod
-    def from_setup(cls, name: str, setup: ChatSetup) -> Variant:
-        """A variant named `name` doing what a Chat setup (a preset) does."""
-        return cls(
-            name=name,
-            provider=setup.provider,
-            model_id=setup.model_id,
-            base_url=setup.base_url,
-            system_prompt=setup.system_prompt,
-            temperature=setup.temperature,
-            max_tokens=setup.max_tokens,
-            tools=list(setup.tools),
-            tool_execution=setup.tool_execution,
-        )
+    def named(cls, name: str, setup: ModelSetup) -> Variant:
+        """A variant named `name` doing what `setup` (a preset saved in Chat) does."""
+        return cls.model_validate({**setup.model_dump(), "name": name, "api_key": setup.api_key})
 
     @property
     def provider_key(self) -> str:
@@ -69,37 +49,24 @@ class Variant(BaseModel):
         """`provider/model` for tables and charts."""
         if self.llm is not None:
             return self.model.id if self.model is not None else CUSTOM_PROVIDER
-        return f"{self.provider}/{self.model_id}" if self.provider else self.model_id
+        return super().label
 
     def render_system_prompt(self, vars: Mapping[str, str]) -> str:
         """The system prompt with `{name}` (or `{{name}}`) replaced by the item's vars; others kept as is."""
         return fill_template(self.system_prompt, vars)
 
-    def loop_config(self) -> AgentLoopConfig:
-        """The agent loop's settings for this variant."""
-        return AgentLoopConfig(
-            tool_execution=self.tool_execution,
-            max_turns=self.max_turns,
-            temperature=self.temperature,
-            max_tokens=self.max_tokens,
-        )
+    def loop_config(self, max_turns: int | None = None) -> AgentLoopConfig:
+        """The agent loop's settings for this variant (its own max turns unless told otherwise)."""
+        return super().loop_config(self.max_turns if max_turns is None else max_turns)
 
     def connect(self) -> tuple[LlmClient, LlmModel]:
         """The client and model to run; `VariantError` says what to change when that fails."""
         if self.llm is not None:
             return self.llm, self.model or LlmModel(id=self.name, provider=CUSTOM_PROVIDER)
-        from yiem.chat import ChatSettings, ModelSettingsError, connect
-
-        # Only a key given with the variant goes in the settings: `connect` looks up the server's own
-        # key (environment, secrets.toml) and sends it only to the base URL it was configured for.
-        settings = ChatSettings(
-            provider=self.provider or "local",
-            base_url=self.base_url,
-            model_id=self.model_id,
-            api_key=self.api_key,
-        )
+        # Only a key given with the variant is in it: `connect` looks up the server's own key
+        # (environment, secrets.toml) and sends it only to the base URL it was configured for.
         try:
-            return connect(settings)
+            return connect(self)
         except ModelSettingsError as error:
             raise VariantError(f"Variant {self.name!r}: {error}") from error
 

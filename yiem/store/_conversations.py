@@ -35,7 +35,7 @@ class Conversation:
     updated: datetime
     hidden: bool = False
     setup: dict[str, Any] | None = None
-    """What it was last sent with (see `yiem.chat.ChatSetup`); None when saved before setups were kept."""
+    """What it was last sent with (a `yiem.model_setup.ModelSetup`); None if saved before setups were kept."""
     forked_from: str | None = None
     """The conversation this one was forked from ("New chat from here"), if any."""
     forked_from_message: int | None = None

@@ -6,7 +6,7 @@ from sqlalchemy import BigInteger, Column, Index, String, Table, Text
 
 from yiem.store._schema import metadata, owner_column
 
-# A named setup (yiem.chat.ChatSetup as JSON: provider, model, base URL, system prompt, sampling,
+# A named setup (yiem.model_setup.ModelSetup as JSON: provider, model, base URL, system prompt, sampling,
 # tools, tool mode); never a key. Saving under a name one already has replaces it.
 setup_presets = Table(
     "setup_presets",
