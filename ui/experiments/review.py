@@ -1,0 +1,188 @@
+"""Human judgment of a run: the review queue (blind names, shortcuts), people's scores beside the
+automatic ones, agreement (Krippendorff's alpha) and the cells where the judge and people disagree."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from ui.bootstrap import owner, store_engine
+from yiem.experiments import (
+    HUMAN_SCORER,
+    Agreement,
+    ExperimentResult,
+    Review,
+    ReviewError,
+    ReviewStore,
+    disagreements,
+    judge_agreement,
+    reviewer_agreement,
+    scorer_figures,
+    with_human_scores,
+)
+from yiem.identity import Owner
+from yiem.store import StoreError, database_url
+
+
+def review_store() -> ReviewStore:
+    return ReviewStore(store_engine(database_url()), owner())
+
+
+def draw_queue(result: ExperimentResult) -> None:
+    """ "Review this run": the next cell this person has not reviewed, one at a time, variant names hidden."""
+    store = review_store()
+    cell = store.queue(result.run_id, result.outcomes, result.variants)
+    if cell is None:
+        st.success("You have reviewed every result of this run. Thank you.", icon=":material/task_alt:")
+        return
+    outcome = cell.outcome
+    item = next((i for i in result.dataset.items if i.id == outcome.item_id), None)
+    st.markdown(f"**{cell.left} of {cell.total} left** · this answer is from **{cell.blind_name}**")
+    with st.container(border=True, key="review_cell"):
+        st.caption("The task")
+        st.text(item.input if item is not None else outcome.item_id)
+        if item is not None and item.expected:
+            st.caption(f"Expected: {item.expected}")
+        st.caption("The answer")
+        st.text(outcome.error or outcome.output or "(no text)")
+    where = f"{result.run_id}_{outcome.item_id}_{outcome.variant}_{outcome.repeat}"
+    rating = st.feedback("stars", key=f"review_rating_{where}")
+    comment = st.text_area("Comment (optional)", key=f"review_comment_{where}")
+    expected = st.text_area("What it should have said (optional)", key=f"review_expected_{where}")
+    keep = st.checkbox("Keep this as the item's expected answer", key=f"review_keep_{where}")
+    st.caption("Shortcuts: G for good, B for bad.")
+    good, bad = st.columns(2)
+    verdict: bool | None = None
+    if good.button("👍 Good", key="review_good", shortcut="G", width="stretch"):
+        verdict = True
+    if bad.button("👎 Bad", key="review_bad", shortcut="B", width="stretch"):
+        verdict = False
+    if verdict is None:
+        return
+    try:
+        store.save(
+            result.run_id,
+            outcome.key,
+            passed=verdict,
+            rating=None if rating is None else rating + 1,  # st.feedback's stars are 0-4
+            comment=comment,
+            expected=expected,
+            use_expected=keep,
+        )
+    except (ReviewError, StoreError) as error:
+        st.error(f"Your review was not kept: {error}")
+        return
+    st.rerun()
+
+
+def draw_assignment(result: ExperimentResult) -> None:
+    """The run's owner names the people asked to review it, and may open everyone's comments early."""
+    store = review_store()
+    asked = store.assigned(result.run_id)
+    if asked:
+        st.caption("Asked to review: " + ", ".join(person.label or person.id for person in asked))
+    if store.run_owner(result.run_id) not in (None, store.person.id) and not store.person.is_admin:
+        return
+    typed = st.text_input(
+        "Ask people to review (their sign-in emails, separated by commas)",
+        key=f"review_assign_{result.run_id}",
+    )
+    left, right = st.columns(2)
+    if left.button("Ask them", key="review_assign_go", icon=":material/group_add:"):
+        people = [Owner(id=email.strip(), label=email.strip()) for email in typed.split(",") if email.strip()]
+        if not people:
+            st.error("Type at least one email to ask someone to review.")
+        else:
+            store.assign(result.run_id, people)
+            st.rerun()
+    if right.button("Open everyone's comments now", key="review_reveal", icon=":material/visibility:"):
+        store.reveal(result.run_id)
+        st.rerun()
+
+
+def _alpha_words(agreement: Agreement) -> str:
+    if agreement.alpha is None:
+        return f"not yet — {agreement.why}"
+    return f"α = {agreement.alpha:.3f} over {agreement.cells} cells ({agreement.raters} raters)"
+
+
+def draw_judgment(result: ExperimentResult) -> None:
+    """People's pass rate beside each scorer's, agreement, the disagreement table, and the reviews."""
+    store = review_store()
+    reviews = store.reviews(result.run_id, result.outcomes)
+    if not reviews:
+        st.info("Nobody has reviewed this run yet: press “Review this run” to start.")
+        return
+    scored = with_human_scores(result.outcomes, reviews)
+    rows = []
+    for variant in result.variants:
+        for scorer in [HUMAN_SCORER, *result.scorers]:
+            figures = scorer_figures(scored, scorer, variant)
+            if figures.cells:
+                interval = f"({figures.pass_low:.0%}–{figures.pass_high:.0%})"
+                rows.append(
+                    {
+                        "variant": variant,
+                        "scorer": "people" if scorer == HUMAN_SCORER else scorer,
+                        "pass rate": f"{figures.pass_rate:.0%} {interval}",
+                        "passed": f"{figures.passed} / {figures.cells}",
+                    }
+                )
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="review_scores")
+    st.markdown(f"**Agreement between reviewers:** {_alpha_words(reviewer_agreement(reviews))}")
+    for scorer in result.scorers:
+        st.markdown(
+            f"**People and {scorer}:** {_alpha_words(judge_agreement(result.outcomes, reviews, scorer))}"
+        )
+        table = disagreements(result.outcomes, reviews, scorer)
+        if table:
+            st.dataframe(
+                pd.DataFrame(
+                    [
+                        {
+                            "item": row.item_id,
+                            "variant": row.variant,
+                            scorer: "pass" if row.judge_passed else "fail",
+                            "people": f"{row.up} of {row.reviews} good",
+                            "why": row.judge_reason,
+                        }
+                        for row in table
+                    ]
+                ),
+                hide_index=True,
+                width="stretch",
+                key=f"review_disagree_{scorer}",
+            )
+    if any(review.hidden for review in reviews):
+        st.caption(
+            "Others' comments stay hidden until every reviewer is done, or the run's owner opens them."
+        )
+    st.dataframe(
+        pd.DataFrame([_review_row(review) for review in reviews]),
+        hide_index=True,
+        width="stretch",
+        key="review_list",
+    )
+    st.download_button(
+        "Reviews as JSON",
+        json.dumps([review.model_dump() for review in reviews], ensure_ascii=False, indent=2),
+        file_name=f"experiment-{result.run_id[:8]}-reviews.json",
+        mime="application/json",
+        icon=":material/download:",
+        key=f"review_json_{result.run_id}",
+    )
+
+
+def _review_row(review: Review) -> dict[str, Any]:
+    return {
+        "item": review.item_id,
+        "variant": review.variant,
+        "reviewer": review.reviewer_name or review.reviewer,
+        "verdict": "👍" if review.passed else "👎",
+        "stars": review.rating or "",
+        "comment": "(hidden until all are done)" if review.hidden else review.comment,
+        "should have said": "" if review.hidden else review.expected,
+    }
