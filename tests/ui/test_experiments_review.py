@@ -77,17 +77,17 @@ def test_two_people_review_and_the_page_shows_their_agreement(db_url: str) -> No
 
     bob = _page(experiment_id, BOB)
     # Before Bob is done he cannot read Ann's comments.
-    listed = next(d.value for d in bob.dataframe if "comment" in d.value.columns)
+    listed = next(d.value for d in bob.table if "comment" in d.value.columns)
     assert set(listed["comment"]) == {"(hidden until all are done)"}
     _walk(bob, bob_says, "bob")
 
     ann = _page(experiment_id, ANN)
-    listed = next(d.value for d in ann.dataframe if "comment" in d.value.columns)
+    listed = next(d.value for d in ann.table if "comment" in d.value.columns)
     assert sorted(listed["comment"]) == sorted(
         [f"ann on say {n}" for n in (0, 0, 1, 1)] + [f"bob on say {n}" for n in (0, 0, 1, 1)]
     )
-    scores = next(d.value for d in ann.dataframe if "scorer" in d.value.columns)
-    people = scores[scores["scorer"] == "people"].set_index("variant")["passed"].to_dict()
+    scores = next(d.value for d in ann.table if "scorer" in d.value.columns)
+    people = scores[scores["scorer"] == "people"]["passed"].to_dict()
     # The majority (a tie fails): good q0 2/2, good q1 1/2 -> fail, bad q0 2/2, bad q1 0/2.
     assert people == {"good": "1 / 2", "bad": "1 / 2"}
     # Cells in the run's order: good q0, good q1, bad q0, bad q1 (the answers 0, 1, 0, x).
@@ -96,9 +96,7 @@ def test_two_people_review_and_the_page_shows_their_agreement(db_url: str) -> No
     alpha = krippendorff.alpha(reliability_data=[ann_row, bob_row], level_of_measurement="nominal")
     words = "\n".join(str(m.value) for m in ann.markdown)
     assert f"**Agreement between reviewers:** α = {alpha:.3f} over 4 cells (2 raters)" in words
-    disagree = next(
-        d.value for d in ann.dataframe if "people" in d.value.columns and "why" in d.value.columns
-    )
-    assert list(zip(disagree["item"], disagree["variant"], disagree["people"], strict=True)) == [
+    disagree = next(d.value for d in ann.table if "people" in d.value.columns and "why" in d.value.columns)
+    assert list(zip(disagree.index, disagree["variant"], disagree["people"], strict=True)) == [
         ("q1", "good", "1 of 2 good")
     ]

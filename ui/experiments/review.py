@@ -131,7 +131,8 @@ def draw_judgment(result: ExperimentResult) -> None:
                         "passed": f"{figures.passed} / {figures.cells}",
                     }
                 )
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="review_scores")
+    # Tables, not data grids: a handful of rows, and their words are in the page for anyone to read.
+    st.table(pd.DataFrame(rows).set_index("variant"))
     st.markdown(f"**Agreement between reviewers:** {_alpha_words(reviewer_agreement(reviews))}")
     for scorer in result.scorers:
         st.markdown(
@@ -139,7 +140,7 @@ def draw_judgment(result: ExperimentResult) -> None:
         )
         table = disagreements(result.outcomes, reviews, scorer)
         if table:
-            st.dataframe(
+            st.table(
                 pd.DataFrame(
                     [
                         {
@@ -151,21 +152,13 @@ def draw_judgment(result: ExperimentResult) -> None:
                         }
                         for row in table
                     ]
-                ),
-                hide_index=True,
-                width="stretch",
-                key=f"review_disagree_{scorer}",
+                ).set_index("item")
             )
     if any(review.hidden for review in reviews):
         st.caption(
             "Others' comments stay hidden until every reviewer is done, or the run's owner opens them."
         )
-    st.dataframe(
-        pd.DataFrame([_review_row(review) for review in reviews]),
-        hide_index=True,
-        width="stretch",
-        key="review_list",
-    )
+    st.table(pd.DataFrame([_review_row(review) for review in reviews]).set_index("item"))
     st.download_button(
         "Reviews as JSON",
         json.dumps([review.model_dump() for review in reviews], ensure_ascii=False, indent=2),
