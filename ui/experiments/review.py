@@ -14,6 +14,7 @@ from yiem.experiments import (
     HUMAN_SCORER,
     Agreement,
     ExperimentResult,
+    OutcomeKey,
     Review,
     ReviewError,
     ReviewStore,
@@ -25,6 +26,8 @@ from yiem.experiments import (
 )
 from yiem.identity import Owner
 from yiem.store import StoreError, database_url
+
+REVIEW_ERROR = "review_error"
 
 
 def review_store() -> ReviewStore:
@@ -49,33 +52,42 @@ def draw_queue(result: ExperimentResult) -> None:
         st.caption("The answer")
         st.text(outcome.error or outcome.output or "(no text)")
     where = f"{result.run_id}_{outcome.item_id}_{outcome.variant}_{outcome.repeat}"
-    rating = st.feedback("stars", key=f"review_rating_{where}")
-    comment = st.text_area("Comment (optional)", key=f"review_comment_{where}")
-    expected = st.text_area("What it should have said (optional)", key=f"review_expected_{where}")
-    keep = st.checkbox("Keep this as the item's expected answer", key=f"review_keep_{where}")
+    st.feedback("stars", key=f"review_rating_{where}")
+    st.text_area("Comment (optional)", key=f"review_comment_{where}")
+    st.text_area("What it should have said (optional)", key=f"review_expected_{where}")
+    st.checkbox("Keep this as the item's expected answer", key=f"review_keep_{where}")
     st.caption("Shortcuts: G for good, B for bad.")
+    error = st.session_state.pop(REVIEW_ERROR, None)
+    if error:
+        st.error(error)
     good, bad = st.columns(2)
-    verdict: bool | None = None
-    if good.button("👍 Good", key="review_good", shortcut="G", width="stretch"):
-        verdict = True
-    if bad.button("👎 Bad", key="review_bad", shortcut="B", width="stretch"):
-        verdict = False
-    if verdict is None:
-        return
+    # Kept in the click's callback, so the same script run draws the next cell.
+    for column, label, shortcut, verdict in ((good, "👍 Good", "G", True), (bad, "👎 Bad", "B", False)):
+        column.button(
+            label,
+            key=f"review_{'good' if verdict else 'bad'}",
+            shortcut=shortcut,
+            width="stretch",
+            on_click=_keep,
+            args=(result.run_id, outcome.key, verdict, where),
+        )
+
+
+def _keep(run_id: str, key: OutcomeKey, verdict: bool, where: str) -> None:
+    state: Any = st.session_state
+    rating = state.get(f"review_rating_{where}")
     try:
-        store.save(
-            result.run_id,
-            outcome.key,
+        review_store().save(
+            run_id,
+            key,
             passed=verdict,
             rating=None if rating is None else rating + 1,  # st.feedback's stars are 0-4
-            comment=comment,
-            expected=expected,
-            use_expected=keep,
+            comment=state.get(f"review_comment_{where}") or "",
+            expected=state.get(f"review_expected_{where}") or "",
+            use_expected=bool(state.get(f"review_keep_{where}")),
         )
     except (ReviewError, StoreError) as error:
-        st.error(f"Your review was not kept: {error}")
-        return
-    st.rerun()
+        state[REVIEW_ERROR] = f"Your review was not kept: {error}"
 
 
 def draw_assignment(result: ExperimentResult) -> None:
