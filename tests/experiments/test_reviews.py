@@ -18,6 +18,7 @@ from yiem.experiments import (
     blind_names,
     run_experiment,
     scorers,
+    with_corrections,
 )
 from yiem.identity import Owner
 from yiem.store import SCHEMA_VERSION, create_store_engine
@@ -111,3 +112,17 @@ def test_bad_reviews_get_words(run: Any) -> None:
     with pytest.raises(ReviewError, match="no result for item 'nope'"):
         ann.save(run_id, ("nope", "small", 0), passed=True)
     assert ann.reviews(run_id, outcomes) == []
+
+
+def test_a_kept_correction_becomes_the_items_expected_answer(run: Any) -> None:
+    engine, run_id, outcomes = run
+    ann, bob = ReviewStore(engine, ANN), ReviewStore(engine, BOB)
+    ann.save(run_id, outcomes[0].key, passed=False, expected="nought", use_expected=True)
+    bob.save(run_id, outcomes[1].key, passed=False, expected="only a note")  # not kept
+    corrections = ann.corrected_expectations(run_id)
+    assert corrections == {outcomes[0].item_id: "nought"}
+    dataset = ExperimentStore(engine).load_spec(run_id).dataset
+    corrected, changed = with_corrections(dataset, corrections)
+    assert changed == 1
+    assert [item.expected for item in corrected.items] == ["nought", "1"]
+    assert [item.expected for item in dataset.items] == ["0", "1"]  # the run keeps what it ran

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from tests.ui.test_experiments_page import db_url
 from tests.ui.test_sign_in import AUTH
 from yiem import ScriptedLlm
-from yiem.experiments import Dataset, ExperimentStore, Variant, run_experiment, scorers
+from yiem.experiments import Dataset, ExperimentDraft, ExperimentStore, Variant, run_experiment, scorers
 from yiem.identity import Owner
 from yiem.store import create_store_engine
 
@@ -96,7 +96,30 @@ def test_two_people_review_and_the_page_shows_their_agreement(db_url: str) -> No
     alpha = krippendorff.alpha(reliability_data=[ann_row, bob_row], level_of_measurement="nominal")
     words = "\n".join(str(m.value) for m in ann.markdown)
     assert f"**Agreement between reviewers:** α = {alpha:.3f} over 4 cells (2 raters)" in words
+    # People on "bad" against "good": q0 both pass, q1 both fail, so nothing changed.
+    assert "**People on bad against good:** 0 better, 0 worse of 2 paired cells, McNemar p = 1.000" in words
     disagree = next(d.value for d in ann.table if "people" in d.value.columns and "why" in d.value.columns)
     assert list(zip(disagree.index, disagree["variant"], disagree["people"], strict=True)) == [
         ("q1", "good", "1 of 2 good")
     ]
+
+
+def test_kept_corrections_become_the_experiments_expected_answers(db_url: str) -> None:
+    experiment_id = _run(db_url)
+    store = ExperimentStore(create_store_engine(db_url))
+    dataset = store.load_spec(store.list_runs(experiment_id)[0].id).dataset
+    # The experiment as the page saves it (a run from Python leaves its draft empty).
+    store.save_experiment(
+        "quiz", ExperimentDraft(dataset=dataset).model_dump(mode="json", exclude={"name"}), experiment_id
+    )
+    ann = _page(experiment_id, ANN)
+    ann.text_area(key=next(t.key for t in ann.text_area if t.key.startswith("review_expected_"))).input(
+        "nought"
+    )
+    ann.checkbox(key=next(c.key for c in ann.checkbox if c.key.startswith("review_keep_"))).check()
+    ann.button(key="review_bad").click().run()
+    assert not ann.exception, ann.exception
+    ann.button(key="review_corrections").click().run()
+    assert any("1 expected answers changed" in str(s.value) for s in ann.success)
+    saved = store.get_experiment(experiment_id).data
+    assert [item["expected"] for item in saved["dataset"]["items"]] == ["nought", "1"]

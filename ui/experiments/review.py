@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from ui.bootstrap import owner, store_engine
+from ui.experiments.state import draft, save
 from yiem.experiments import (
     HUMAN_SCORER,
     Agreement,
@@ -21,7 +22,9 @@ from yiem.experiments import (
     disagreements,
     judge_agreement,
     reviewer_agreement,
+    scorer_comparison,
     scorer_figures,
+    with_corrections,
     with_human_scores,
 )
 from yiem.identity import Owner
@@ -145,6 +148,15 @@ def draw_judgment(result: ExperimentResult) -> None:
                 )
     # Tables, not data grids: a handful of rows, and their words are in the page for anyone to read.
     st.table(pd.DataFrame(rows).set_index("variant"))
+    baseline = result.variants[0]
+    for candidate in result.variants[1:]:
+        against = scorer_comparison(scored, HUMAN_SCORER, baseline, candidate)
+        if against.items:
+            st.markdown(
+                f"**People on {candidate} against {baseline}:** {against.improved} better, "
+                f"{against.regressed} worse of {len(against.items)} paired cells, "
+                f"McNemar p = {against.p_value:.3f}"
+            )
     st.markdown(f"**Agreement between reviewers:** {_alpha_words(reviewer_agreement(reviews))}")
     for scorer in result.scorers:
         st.markdown(
@@ -171,6 +183,7 @@ def draw_judgment(result: ExperimentResult) -> None:
             "Others' comments stay hidden until every reviewer is done, or the run's owner opens them."
         )
     st.table(pd.DataFrame([_review_row(review) for review in reviews]).set_index("item"))
+    _draw_corrections(result)
     st.download_button(
         "Reviews as JSON",
         json.dumps([review.model_dump() for review in reviews], ensure_ascii=False, indent=2),
@@ -179,6 +192,26 @@ def draw_judgment(result: ExperimentResult) -> None:
         icon=":material/download:",
         key=f"review_json_{result.run_id}",
     )
+
+
+def _draw_corrections(result: ExperimentResult) -> None:
+    # Reviewers' "what it should have said", kept as the items' expected answers in the open experiment
+    # (the next run uses them; this run keeps the dataset it ran).
+    kept = review_store().corrected_expectations(result.run_id)
+    if not kept:
+        return
+    current = draft()
+    if st.button(
+        f"Use the {len(kept)} kept corrections as the items' expected answers",
+        key="review_corrections",
+        icon=":material/edit_note:",
+    ):
+        current.dataset, changed = with_corrections(current.dataset, kept)
+        if not changed:
+            st.info("This experiment's dataset already has those answers, or no longer has those items.")
+            return
+        save(current)
+        st.success(f"{changed} expected answers changed in this experiment; the next run uses them.")
 
 
 def _review_row(review: Review) -> dict[str, Any]:

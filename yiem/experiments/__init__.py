@@ -41,6 +41,7 @@ from yiem.experiments._reviews import (
     ReviewPermissionError,
     ReviewStore,
     blind_names,
+    with_corrections,
 )
 from yiem.experiments._rubric import Judge, parse_verdict
 from yiem.experiments._runner import (
@@ -131,5 +132,6 @@ __all__ = [
     "summarize",
     "user_message",
     "wilson_interval",
+    "with_corrections",
     "with_human_scores",
 ]

@@ -17,6 +17,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.sql import ColumnElement
 
 from yiem.errors import YiemError
+from yiem.experiments._dataset import Dataset
 from yiem.experiments._outcome import ItemOutcome, OutcomeKey
 from yiem.identity import LOCAL_OWNER, Owner
 from yiem.store import (
@@ -320,3 +321,16 @@ class ReviewStore:
             & (experiment_reviews.c.repeat == repeat)
             & (experiment_reviews.c.reviewer == self.person.id)
         )
+
+
+def with_corrections(dataset: Dataset, corrections: dict[str, str]) -> tuple[Dataset, int]:
+    """The dataset with each corrected item's `expected` set to the kept correction; how many changed."""
+    changed = 0
+    items = []
+    for item in dataset.items:
+        kept = corrections.get(item.id)
+        if kept is not None and kept != item.expected:
+            item = item.model_copy(update={"expected": kept})
+            changed += 1
+        items.append(item)
+    return dataset.model_copy(update={"items": items}), changed
