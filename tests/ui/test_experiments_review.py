@@ -123,3 +123,14 @@ def test_kept_corrections_become_the_experiments_expected_answers(db_url: str) -
     assert any("1 expected answers changed" in str(s.value) for s in ann.success)
     saved = store.get_experiment(experiment_id).data
     assert [item["expected"] for item in saved["dataset"]["items"]] == ["nought", "1"]
+
+
+def test_a_code_scorer_from_a_script_is_shown_in_the_page_but_never_edited(db_url: str) -> None:
+    store = ExperimentStore(create_store_engine(db_url))
+    code = scorers.code("/srv/graders.py", "polite", timeout_s=5, memory_mb=256)
+    draft = ExperimentDraft(name="coded", scorers=[scorers.contains(), code])
+    experiment_id = store.save_experiment("coded", draft.model_dump(mode="json", exclude={"name"}))
+    at = _page(experiment_id, ANN)
+    shown = [str(c.value) for c in at.caption]
+    assert any("Python code in /srv/graders.py (polite), at most 5 s and 256 MB" in words for words in shown)
+    assert at.session_state["exp_draft"].scorers[1] == code
