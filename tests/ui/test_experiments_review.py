@@ -11,12 +11,21 @@ from streamlit.testing.v1 import AppTest
 from tests.ui.test_experiments_page import db_url
 from tests.ui.test_sign_in import AUTH
 from yiem import ScriptedLlm
-from yiem.experiments import Dataset, ExperimentDraft, ExperimentStore, Variant, run_experiment, scorers
+from yiem.experiments import (
+    Dataset,
+    ExperimentDraft,
+    ExperimentStore,
+    ReviewStore,
+    Variant,
+    run_experiment,
+    scorers,
+)
 from yiem.identity import Owner
 from yiem.store import create_store_engine
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "ui" / "pages" / "experiments.py")
+APP = str(ROOT / "app.py")
 TIMEOUT = 60
 __all__ = ["db_url"]  # the page tests' fixture: a fresh store file named by YIEM_DATABASE_URL
 ANN = Owner(id="ann@example.org", label="Ann", signed_in=True)
@@ -32,8 +41,9 @@ def _run(url: str) -> str:
     return store.list_experiments()[0].id
 
 
-def _page(experiment_id: str, person: Owner) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+def _page(experiment_id: str, person: Owner, *, whole_app: bool = False) -> AppTest:
+    # The whole app when a transcript opens: it links to the Chat page, which only the app knows.
+    at = AppTest.from_file(APP if whole_app else PAGE, default_timeout=TIMEOUT)
     # Signed in as that person (the claims Streamlit's st.user gives after the OIDC round trip).
     at.secrets["auth"] = AUTH
     at.user = {
@@ -44,6 +54,8 @@ def _page(experiment_id: str, person: Owner) -> AppTest:
         "name": person.label,
     }
     at.query_params["e"] = experiment_id
+    if whole_app:
+        at.switch_page("ui/pages/experiments.py")
     at.run()
     assert not at.exception, at.exception
     return at
@@ -134,3 +146,23 @@ def test_a_code_scorer_from_a_script_is_shown_in_the_page_but_never_edited(db_ur
     shown = [str(c.value) for c in at.caption]
     assert any("Python code in /srv/graders.py (polite), at most 5 s and 256 MB" in words for words in shown)
     assert at.session_state["exp_draft"].scorers[1] == code
+
+
+def test_a_matrix_cell_is_reviewed_from_its_transcript(db_url: str) -> None:
+    experiment_id = _run(db_url)
+    store = ExperimentStore(create_store_engine(db_url))
+    run_id = store.list_runs(experiment_id)[0].id
+    at = _page(experiment_id, ANN, whole_app=True)
+    at.button(key=f"exp_open_{run_id}_q1_bad").click().run()
+    assert not at.exception, at.exception
+    assert any(str(m.value) == "**Your review**" for m in at.markdown)
+    where = f"cell_{run_id}_q1_bad_0"
+    at.text_area(key=f"review_comment_{where}").input("x is not 1")
+    at.button(key="cell_review_bad").click().run()
+    assert not at.exception, at.exception
+    outcomes = store.outcomes(run_id)
+    [review] = ReviewStore(create_store_engine(db_url), ANN).reviews(run_id, outcomes)
+    assert (review.key, review.passed, review.comment) == (("q1", "bad", 0), False, "x is not 1")
+    # Opened again, the transcript shows the person's own review.
+    at.button(key=f"exp_open_{run_id}_q1_bad").click().run()
+    assert any(str(c.value) == "👎 bad: x is not 1" for c in at.caption)

@@ -15,6 +15,7 @@ from yiem.experiments import (
     HUMAN_SCORER,
     Agreement,
     ExperimentResult,
+    ItemOutcome,
     OutcomeKey,
     Review,
     ReviewError,
@@ -55,24 +56,49 @@ def draw_queue(result: ExperimentResult) -> None:
         st.caption("The answer")
         st.text(outcome.error or outcome.output or "(no text)")
     where = f"{result.run_id}_{outcome.item_id}_{outcome.variant}_{outcome.repeat}"
+    st.caption("Shortcuts: G for good, B for bad.")
+    _review_form(result.run_id, outcome, where, "review", shortcuts=True)
+
+
+def draw_cell_review(run_id: str, outcome: ItemOutcome) -> None:
+    """Review one matrix cell from its transcript: this person's own review, and the form to change it."""
+    store = review_store()
+    mine = next(
+        (
+            r
+            for r in store.reviews(run_id, [outcome])
+            if r.key == outcome.key and r.reviewer == store.person.id
+        ),
+        None,
+    )
+    st.markdown("**Your review**")
+    if mine is not None:
+        stars = f", {mine.rating} stars" if mine.rating else ""
+        st.caption(
+            ("👍 good" if mine.passed else "👎 bad") + stars + (f": {mine.comment}" if mine.comment else "")
+        )
+    where = f"cell_{run_id}_{outcome.item_id}_{outcome.variant}_{outcome.repeat}"
+    _review_form(run_id, outcome, where, "cell_review", shortcuts=False)
+
+
+def _review_form(run_id: str, outcome: ItemOutcome, where: str, prefix: str, *, shortcuts: bool) -> None:
     st.feedback("stars", key=f"review_rating_{where}")
     st.text_area("Comment (optional)", key=f"review_comment_{where}")
     st.text_area("What it should have said (optional)", key=f"review_expected_{where}")
     st.checkbox("Keep this as the item's expected answer", key=f"review_keep_{where}")
-    st.caption("Shortcuts: G for good, B for bad.")
     error = st.session_state.pop(REVIEW_ERROR, None)
     if error:
         st.error(error)
     good, bad = st.columns(2)
-    # Kept in the click's callback, so the same script run draws the next cell.
+    # Kept in the click's callback, so the same script run draws the next state.
     for column, label, shortcut, verdict in ((good, "👍 Good", "G", True), (bad, "👎 Bad", "B", False)):
         column.button(
             label,
-            key=f"review_{'good' if verdict else 'bad'}",
-            shortcut=shortcut,
+            key=f"{prefix}_{'good' if verdict else 'bad'}",
+            shortcut=shortcut if shortcuts else None,
             width="stretch",
             on_click=_keep,
-            args=(result.run_id, outcome.key, verdict, where),
+            args=(run_id, outcome.key, verdict, where),
         )
 
 
