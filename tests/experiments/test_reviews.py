@@ -88,7 +88,7 @@ def test_each_person_walks_the_queue_and_sees_others_words_only_when_all_are_don
     opened = ann.reviews(run_id, outcomes)
     assert [r.comment for r in opened if r.reviewer == BOB.id and r.key == first] == ["fine after all"]
     assert not any(review.hidden for review in opened)
-    assert bob.corrected_expectations(run_id) == {first[0]: "zero"}
+    assert ann.corrected_expectations(run_id, outcomes) == {first[0]: "zero"}
 
 
 def test_the_owner_alone_assigns_and_opens_comments_early(run: Any) -> None:
@@ -119,7 +119,9 @@ def test_a_kept_correction_becomes_the_items_expected_answer(run: Any) -> None:
     ann, bob = ReviewStore(engine, ANN), ReviewStore(engine, BOB)
     ann.save(run_id, outcomes[0].key, passed=False, expected="nought", use_expected=True)
     bob.save(run_id, outcomes[1].key, passed=False, expected="only a note")  # not kept
-    corrections = ann.corrected_expectations(run_id)
+    # Ann's own correction is hers to use; Bob cannot read it before he is done.
+    assert bob.corrected_expectations(run_id, outcomes) == {}
+    corrections = ann.corrected_expectations(run_id, outcomes)
     assert corrections == {outcomes[0].item_id: "nought"}
     dataset = ExperimentStore(engine).load_spec(run_id).dataset
     corrected, changed = with_corrections(dataset, corrections)

@@ -223,7 +223,7 @@ def draw_judgment(result: ExperimentResult) -> None:
 def _draw_corrections(result: ExperimentResult) -> None:
     # Reviewers' "what it should have said", kept as the items' expected answers in the open experiment
     # (the next run uses them; this run keeps the dataset it ran).
-    kept = review_store().corrected_expectations(result.run_id)
+    kept = review_store().corrected_expectations(result.run_id, result.outcomes)
     if not kept:
         return
     current = draft()

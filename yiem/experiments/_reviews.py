@@ -282,15 +282,12 @@ class ReviewStore:
             total=len(outcomes),
         )
 
-    def corrected_expectations(self, run_id: str) -> dict[str, str]:
-        """Item id to the latest "what it should have said" a reviewer chose to keep as its expectation."""
-        with self.engine.connect() as conn:
-            rows = conn.execute(
-                select(experiment_reviews.c.item_id, experiment_reviews.c.expected)
-                .where((experiment_reviews.c.run_id == run_id) & experiment_reviews.c.use_expected)
-                .order_by(experiment_reviews.c.updated_ms)
-            ).all()
-        return {row.item_id: row.expected for row in rows}
+    def corrected_expectations(self, run_id: str, outcomes: Sequence[ItemOutcome]) -> dict[str, str]:
+        """Item id to a kept "what it should have said" this person may read (others' once they are open)."""
+        readable = self.reviews(run_id, outcomes)  # others' words are blank until open
+        return {
+            review.item_id: review.expected for review in readable if review.use_expected and review.expected
+        }
 
     # rules
 
