@@ -24,7 +24,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 __all__ = ["signed_app"]  # the sign-in tests' fixture: the app with sign-in on against the provider
 
 ANN, BOB = "ann@example.com", "bob@example.com"
-CELL = ".st-key-review_cell"
 
 
 def _seed_run(app: StreamlitApp) -> tuple[str, str]:
@@ -50,19 +49,21 @@ def _walk_queue(page: Any, says: dict[str, bool], who: str) -> list[tuple[str, s
     for left in range(4, 0, -1):
         heading = page.get_by_text(re.compile(rf"^{left} of 4 left · this answer is from Variant [AB]$"))
         expect(heading).to_be_visible(timeout=60_000)
-        cell = page.locator(CELL)
+        # Each cell's parts are keyed by how many are left: never the last cell's, drawn until the run ends.
+        cell, form = page.locator(f".st-key-review_cell_{left}"), page.locator(f".st-key-review_form_{left}")
+        expect(form.get_by_label("Comment (optional)")).to_be_visible()
         words = cell.inner_text()
         assert "model-north" not in words and "model-south" not in words
         task, answer = (t.inner_text() for t in cell.locator('[data-testid="stText"]').all())
         verdict = says[f"{task}->{answer}"]
-        page.get_by_label("Comment (optional)").fill(f"{who} on {task} {answer}")
+        form.get_by_label("Comment (optional)").fill(f"{who} on {task} {answer}")
         with script_run(page):  # the page drawn anew, the last cell's boxes gone
             if left == 4:
                 # The keyboard shortcut, away from the text boxes (a letter typed in one stays there).
-                page.locator(CELL).click()
+                cell.click()
                 page.keyboard.press("G" if verdict else "B")
             else:
-                page.get_by_role("button", name="👍 Good" if verdict else "👎 Bad").click()
+                form.get_by_role("button", name="👍 Good" if verdict else "👎 Bad").click()
         clicked.append((task, answer, verdict))
     expect(page.get_by_text("You have reviewed every result of this run.")).to_be_visible(timeout=60_000)
     return clicked

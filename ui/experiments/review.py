@@ -48,7 +48,8 @@ def draw_queue(result: ExperimentResult) -> None:
     outcome = cell.outcome
     item = next((i for i in result.dataset.items if i.id == outcome.item_id), None)
     st.markdown(f"**{cell.left} of {cell.total} left** · this answer is from **{cell.blind_name}**")
-    with st.container(border=True, key="review_cell"):
+    # Keyed by how many are left, so a cell's words and boxes are never the last cell's, still drawn.
+    with st.container(border=True, key=f"review_cell_{cell.left}"):
         st.caption("The task")
         st.text(item.input if item is not None else outcome.item_id)
         if item is not None and item.expected:
@@ -57,7 +58,8 @@ def draw_queue(result: ExperimentResult) -> None:
         st.text(outcome.error or outcome.output or "(no text)")
     where = f"{result.run_id}_{outcome.item_id}_{outcome.variant}_{outcome.repeat}"
     st.caption("Shortcuts: G for good, B for bad.")
-    _review_form(result.run_id, outcome, where, "review", shortcuts=True)
+    with st.container(key=f"review_form_{cell.left}"):
+        _review_form(result.run_id, outcome, where, "review", shortcuts=True)
 
 
 def draw_cell_review(run_id: str, outcome: ItemOutcome) -> None:
