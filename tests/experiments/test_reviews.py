@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from sqlalchemy import inspect
 
 from yiem import LlmModel, ScriptedLlm
 from yiem.experiments import (
@@ -21,7 +22,7 @@ from yiem.experiments import (
     with_corrections,
 )
 from yiem.identity import Owner
-from yiem.store import SCHEMA_VERSION, create_store_engine
+from yiem.store import SCHEMA_VERSION, create_store_engine, current_schema_version
 
 MODEL = LlmModel(id="m", provider="scripted")
 ANN = Owner(id="ann@example.org", label="Ann", signed_in=True)
@@ -47,8 +48,12 @@ def run(any_store_url: str) -> tuple[Any, str, list[Any]]:
     return engine, result.run_id, store.load_result(result.run_id).outcomes
 
 
-def test_schema_has_the_review_tables() -> None:
-    assert SCHEMA_VERSION == 20
+def test_the_store_has_the_review_tables(run: Any) -> None:
+    engine, _run_id, _outcomes = run
+    with engine.connect() as conn:
+        assert current_schema_version(conn) == SCHEMA_VERSION
+        tables = set(inspect(conn).get_table_names())
+    assert {"experiment_reviews", "review_assignments", "review_reveals"} <= tables
 
 
 def test_each_person_walks_the_queue_and_sees_others_words_only_when_all_are_done(run: Any) -> None:
