@@ -10,6 +10,7 @@ import streamlit as st
 
 from ui import avatars
 from ui.chat.timeline import draw_timeline
+from ui.experiments.review import draw_cell_review
 from ui.experiments.state import experiment_store
 from ui.messages import continue_in_chat
 from yiem.chat import reply_ranges, safe_markdown
@@ -106,11 +107,11 @@ def draw_matrix(result: ExperimentResult) -> None:
             if column.button(
                 "Transcript", key=f"exp_open_{result.run_id}_{item.id}_{name}", icon=":material/article:"
             ):
-                show_transcript(outcome)
+                show_transcript(outcome, result.run_id)
 
 
 @st.dialog("Transcript", width="large")
-def show_transcript(outcome: ItemOutcome) -> None:
+def show_transcript(outcome: ItemOutcome, run_id: str) -> None:
     """The whole run of one item: the prompt, each reply, each tool call and its result, the scores."""
     st.markdown(f"**{outcome.variant}** · item `{outcome.item_id}` · {outcome.stop_reason}")
     for score in outcome.scores:
@@ -149,6 +150,7 @@ def show_transcript(outcome: ItemOutcome) -> None:
                     draw_timeline(messages[first:end], key=f"{where}-{index}")
     if outcome.conversation_id and own:
         continue_in_chat(outcome.conversation_id)
+    draw_cell_review(run_id, outcome)
 
 
 def draw_exports(result: ExperimentResult) -> None:

@@ -246,6 +246,14 @@ def draw_scorers(draft: ExperimentDraft) -> None:
     for index, (uid, scorer) in enumerate(zip(uids, draft.scorers, strict=True)):
         k = f"{WIDGET_PREFIX}s_{uid}_"
         old = scorer.model_dump(by_alias=True)
+        if isinstance(scorer, scorers.Code):
+            # Code runs on the server, so only a script names it (the spec); the page shows, never edits it.
+            st.caption(
+                f"Scorer {index + 1}: {scorer.name}, Python code in {scorer.path} ({scorer.function}), "
+                f"at most {scorer.timeout_s:g} s and {scorer.memory_mb} MB; set in a script, not here."
+            )
+            kept.append(scorer)
+            continue
         with st.expander(f"Scorer {index + 1}: {SCORER_KINDS[scorer.kind]}", expanded=True):
             kind = st.selectbox(
                 "Kind",

@@ -15,6 +15,7 @@ from ui import bootstrap
 from ui.experiments.charts import draw_comparison, draw_history, draw_quality_cost, draw_scorer_bars
 from ui.experiments.dataset import draw_dataset
 from ui.experiments.results import draw_exports, draw_matrix, draw_summary
+from ui.experiments.review import draw_assignment, draw_judgment, draw_queue
 from ui.experiments.run import draw_progress, draw_run_settings, resume_run, start_run
 from ui.experiments.setup import draw_scorers, draw_variants
 from ui.experiments.state import EXPERIMENT_ID, draft, experiment_store, live_run, open_experiment, save
@@ -135,9 +136,16 @@ with chart:
     draw_quality_cost(result)
 with bars:
     draw_scorer_bars(result)
-matrix_tab, compare_tab, history_tab = st.tabs(["Matrix", "Against a baseline", "Runs over time"])
+matrix_tab, review_tab, judgment_tab, compare_tab, history_tab = st.tabs(
+    ["Matrix", "Review this run", "People's judgment", "Against a baseline", "Runs over time"]
+)
 with matrix_tab:
     draw_matrix(result)
+with review_tab:
+    draw_queue(result)
+    draw_assignment(result)
+with judgment_tab:
+    draw_judgment(result)
 with compare_tab:
     draw_comparison(result, results)
 with history_tab:

@@ -18,6 +18,7 @@ import re2
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from yiem.errors import YiemError, json_error_words
+from yiem.experiments._code_scorer import CodeScorerError, run_code_scorer
 from yiem.experiments._dataset import DatasetItem
 from yiem.experiments._outcome import ItemOutcome, Score
 from yiem.experiments._rubric import Judge, RubricVerdict
@@ -25,6 +26,7 @@ from yiem.experiments._rubric import Judge, RubricVerdict
 __all__ = [
     "AnyScorer",
     "CalledTool",
+    "Code",
     "Contains",
     "CostLimit",
     "Exact",
@@ -36,6 +38,7 @@ __all__ = [
     "ScorerError",
     "ValidJson",
     "called_tool",
+    "code",
     "contains",
     "cost_limit",
     "exact",
@@ -281,6 +284,26 @@ class LatencyLimit(_Scorer):
         return (1.0 if took <= self.max_ms else 0.0), f"{took:.0f} ms {sign} {self.max_ms:g} ms"
 
 
+class Code(_Scorer):
+    """A Python function `fn(output, expected, item)` in a file, run in a subprocess with limits."""
+
+    kind: Literal["code"] = "code"
+    path: str
+    function: str = "score"
+    timeout_s: float = Field(default=10.0, gt=0.0, le=600.0)
+    memory_mb: int = Field(default=512, ge=64, le=16384)
+    threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+
+    def grade(self, item: DatasetItem, outcome: ItemOutcome) -> tuple[float, str]:
+        payload = {"output": outcome.output, "expected": item.expected, "item": item.model_dump(mode="json")}
+        try:
+            return run_code_scorer(
+                self.path, self.function, payload, timeout_s=self.timeout_s, memory_mb=self.memory_mb
+            )
+        except CodeScorerError as error:
+            raise ScorerError(str(error)) from None
+
+
 class Rubric(_Scorer):
     """A judge model grades the output against the rubric; its usage is counted apart."""
 
@@ -314,7 +337,8 @@ AnyScorer = Annotated[
     | CalledTool
     | CostLimit
     | LatencyLimit
-    | Rubric,
+    | Rubric
+    | Code,
     Field(discriminator="kind"),
 ]
 """Any scorer, as stored with a run (the `kind` field tells which)."""
@@ -390,4 +414,14 @@ def rubric(text: str, judge: Any, *, threshold: float = 0.5, name: str = "") -> 
     if not isinstance(judge, Judge):
         judge = Judge(variant=judge)
     result: Rubric = _build(Rubric, rubric=text, judge=judge, threshold=threshold, name=name)
+    return result
+
+
+def code(
+    path: str, function: str = "score", *, timeout_s: float = 10.0, memory_mb: int = 512, name: str = ""
+) -> Code:
+    """Score with `function(output, expected, item)` from a Python file, in a subprocess."""
+    result: Code = _build(
+        Code, path=path, function=function, timeout_s=timeout_s, memory_mb=memory_mb, name=name
+    )
     return result

@@ -18,6 +18,7 @@ from yiem.store._library_tables import saved_prompts, setup_presets
 from yiem.store._message_search import MATCH_END, MATCH_START
 from yiem.store._messages import LEAF, MessagePath, MessageTree, StoredMessage
 from yiem.store._migrations import SCHEMA_VERSION, current_schema_version
+from yiem.store._review_tables import experiment_reviews, review_assignments, review_reveals
 from yiem.store._schema import (
     ERROR_STOP_REASON,
     USAGE_HOUR_EXPRESSION,
@@ -63,11 +64,14 @@ __all__ = [
     "current_schema_version",
     "database_url",
     "experiment_outcomes",
+    "experiment_reviews",
     "experiment_runs",
     "experiments",
     "generate",
     "mcp_sign_ins",
     "messages",
+    "review_assignments",
+    "review_reveals",
     "saved_prompts",
     "seed_demo",
     "setup_presets",

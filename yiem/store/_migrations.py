@@ -234,6 +234,12 @@ def _migrate_18_to_19(conn: Connection) -> None:
     del conn
 
 
+def _migrate_19_to_20(conn: Connection) -> None:
+    # Version 20 adds the human review tables (experiment_reviews, review_assignments,
+    # review_reveals); create_all after the steps makes them, so this step only has to be counted.
+    del conn
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
@@ -253,6 +259,7 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     16: _migrate_16_to_17,
     17: _migrate_17_to_18,
     18: _migrate_18_to_19,
+    19: _migrate_19_to_20,
 }
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 

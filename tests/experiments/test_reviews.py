@@ -1,0 +1,135 @@
+"""Human review of a stored run (SQLite and PostgreSQL): per-person reviews, the queue with blind names,
+hidden comments until everyone is done or the owner opens them, and the owner-only assignment."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sqlalchemy import inspect
+
+from yiem import LlmModel, ScriptedLlm
+from yiem.experiments import (
+    Dataset,
+    ExperimentStore,
+    ReviewError,
+    ReviewPermissionError,
+    ReviewStore,
+    Variant,
+    blind_names,
+    run_experiment,
+    scorers,
+    with_corrections,
+)
+from yiem.identity import Owner
+from yiem.store import SCHEMA_VERSION, create_store_engine, current_schema_version
+
+MODEL = LlmModel(id="m", provider="scripted")
+ANN = Owner(id="ann@example.org", label="Ann", signed_in=True)
+BOB = Owner(id="bob@example.org", label="Bob", signed_in=True)
+
+
+def reply(text: str) -> dict[str, Any]:
+    return {"content": text, "usage": {"inputTokens": 3, "outputTokens": 2}}
+
+
+@pytest.fixture
+def run(any_store_url: str) -> tuple[Any, str, list[Any]]:
+    engine = create_store_engine(any_store_url)
+    store = ExperimentStore(engine, owner=ANN.id)
+    dataset = Dataset.from_records(
+        [{"id": f"q{n}", "input": f"say {n}", "expected": str(n)} for n in range(2)]
+    )
+    variants = [
+        Variant(name="small", llm=ScriptedLlm([reply("0"), reply("x")]), model=MODEL),
+        Variant(name="large", llm=ScriptedLlm([reply("0"), reply("1")]), model=MODEL),
+    ]
+    result = run_experiment(dataset, variants, [scorers.contains()], name="quiz", store=store, concurrency=1)
+    return engine, result.run_id, store.load_result(result.run_id).outcomes
+
+
+def test_the_store_has_the_review_tables(run: Any) -> None:
+    engine, _run_id, _outcomes = run
+    with engine.connect() as conn:
+        assert current_schema_version(conn) == SCHEMA_VERSION
+        tables = set(inspect(conn).get_table_names())
+    assert {"experiment_reviews", "review_assignments", "review_reveals"} <= tables
+
+
+def test_each_person_walks_the_queue_and_sees_others_words_only_when_all_are_done(run: Any) -> None:
+    engine, run_id, outcomes = run
+    ann, bob = ReviewStore(engine, ANN), ReviewStore(engine, BOB)
+    ann.assign(run_id, [ANN, BOB])
+    assert [person.id for person in bob.assigned(run_id)] == [ANN.id, BOB.id]
+
+    names = blind_names(run_id, ["small", "large"])
+    assert sorted(names.values()) == ["Variant A", "Variant B"]
+    seen = []
+    while (cell := ann.queue(run_id, outcomes, ["small", "large"])) is not None:
+        assert cell.total == 4 and cell.left == 4 - len(seen)
+        assert cell.blind_name == names[cell.outcome.variant]
+        ann.save(
+            run_id,
+            cell.outcome.key,
+            passed=cell.outcome.passed,
+            rating=4,
+            comment=f"ann on {cell.outcome.key}",
+        )
+        seen.append(cell.outcome.key)
+    assert sorted(seen) == sorted(outcome.key for outcome in outcomes)
+
+    # Bob has done nothing: Ann's words are hidden from him, her verdicts are not.
+    hidden = bob.reviews(run_id, outcomes)
+    assert len(hidden) == 4 and all(review.hidden and review.comment == "" for review in hidden)
+    assert not ann.comments_open(run_id, outcomes)
+    # A second save replaces the first.
+    first = outcomes[0].key
+    bob.save(run_id, first, passed=False, comment="too short")
+    bob.save(run_id, first, passed=True, comment="fine after all", expected="zero", use_expected=True)
+    assert [r.comment for r in ann.reviews(run_id, outcomes) if r.reviewer == BOB.id] == [""]
+    for outcome in outcomes[1:]:
+        bob.save(run_id, outcome.key, passed=True)
+    assert bob.queue(run_id, outcomes, ["small", "large"]) is None
+    opened = ann.reviews(run_id, outcomes)
+    assert [r.comment for r in opened if r.reviewer == BOB.id and r.key == first] == ["fine after all"]
+    assert not any(review.hidden for review in opened)
+    assert ann.corrected_expectations(run_id, outcomes) == {first[0]: "zero"}
+
+
+def test_the_owner_alone_assigns_and_opens_comments_early(run: Any) -> None:
+    engine, run_id, outcomes = run
+    ann, bob = ReviewStore(engine, ANN), ReviewStore(engine, BOB)
+    with pytest.raises(ReviewPermissionError, match="Only the person who ran"):
+        bob.assign(run_id, [BOB])
+    with pytest.raises(ReviewPermissionError):
+        bob.reveal(run_id)
+    bob.save(run_id, outcomes[0].key, passed=True, comment="bob's note")
+    assert [r.comment for r in ann.reviews(run_id, outcomes)] == [""]
+    ann.reveal(run_id)
+    assert [r.comment for r in ann.reviews(run_id, outcomes)] == ["bob's note"]
+
+
+def test_bad_reviews_get_words(run: Any) -> None:
+    engine, run_id, outcomes = run
+    ann = ReviewStore(engine, ANN)
+    with pytest.raises(ReviewError, match="1 to 5"):
+        ann.save(run_id, outcomes[0].key, passed=True, rating=6)
+    with pytest.raises(ReviewError, match="no result for item 'nope'"):
+        ann.save(run_id, ("nope", "small", 0), passed=True)
+    assert ann.reviews(run_id, outcomes) == []
+
+
+def test_a_kept_correction_becomes_the_items_expected_answer(run: Any) -> None:
+    engine, run_id, outcomes = run
+    ann, bob = ReviewStore(engine, ANN), ReviewStore(engine, BOB)
+    ann.save(run_id, outcomes[0].key, passed=False, expected="nought", use_expected=True)
+    bob.save(run_id, outcomes[1].key, passed=False, expected="only a note")  # not kept
+    # Ann's own correction is hers to use; Bob cannot read it before he is done.
+    assert bob.corrected_expectations(run_id, outcomes) == {}
+    corrections = ann.corrected_expectations(run_id, outcomes)
+    assert corrections == {outcomes[0].item_id: "nought"}
+    dataset = ExperimentStore(engine).load_spec(run_id).dataset
+    corrected, changed = with_corrections(dataset, corrections)
+    assert changed == 1
+    assert [item.expected for item in corrected.items] == ["nought", "1"]
+    assert [item.expected for item in dataset.items] == ["0", "1"]  # the run keeps what it ran

@@ -1,0 +1,254 @@
+"""Human judgment of a run: the review queue (blind names, shortcuts), people's scores beside the
+automatic ones, agreement (Krippendorff's alpha) and the cells where the judge and people disagree."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from ui.bootstrap import owner, store_engine
+from ui.experiments.state import draft, save
+from yiem.experiments import (
+    HUMAN_SCORER,
+    Agreement,
+    ExperimentResult,
+    ItemOutcome,
+    OutcomeKey,
+    Review,
+    ReviewError,
+    ReviewStore,
+    disagreements,
+    judge_agreement,
+    reviewer_agreement,
+    scorer_comparison,
+    scorer_figures,
+    with_corrections,
+    with_human_scores,
+)
+from yiem.identity import Owner
+from yiem.store import StoreError, database_url
+
+REVIEW_ERROR = "review_error"
+
+
+def review_store() -> ReviewStore:
+    return ReviewStore(store_engine(database_url()), owner())
+
+
+def draw_queue(result: ExperimentResult) -> None:
+    """ "Review this run": the next cell this person has not reviewed, one at a time, variant names hidden."""
+    store = review_store()
+    cell = store.queue(result.run_id, result.outcomes, result.variants)
+    if cell is None:
+        st.success("You have reviewed every result of this run. Thank you.", icon=":material/task_alt:")
+        return
+    outcome = cell.outcome
+    item = next((i for i in result.dataset.items if i.id == outcome.item_id), None)
+    st.markdown(f"**{cell.left} of {cell.total} left** · this answer is from **{cell.blind_name}**")
+    # Keyed by how many are left, so a cell's words and boxes are never the last cell's, still drawn.
+    with st.container(border=True, key=f"review_cell_{cell.left}"):
+        st.caption("The task")
+        st.text(item.input if item is not None else outcome.item_id)
+        if item is not None and item.expected:
+            st.caption(f"Expected: {item.expected}")
+        st.caption("The answer")
+        st.text(outcome.error or outcome.output or "(no text)")
+    where = f"{result.run_id}_{outcome.item_id}_{outcome.variant}_{outcome.repeat}"
+    st.caption("Shortcuts: G for good, B for bad.")
+    with st.container(key=f"review_form_{cell.left}"):
+        _review_form(result.run_id, outcome, where, "review", shortcuts=True)
+
+
+def draw_cell_review(run_id: str, outcome: ItemOutcome) -> None:
+    """Review one matrix cell from its transcript: this person's own review, and the form to change it."""
+    store = review_store()
+    mine = next(
+        (
+            r
+            for r in store.reviews(run_id, [outcome])
+            if r.key == outcome.key and r.reviewer == store.person.id
+        ),
+        None,
+    )
+    st.markdown("**Your review**")
+    if mine is not None:
+        stars = f", {mine.rating} stars" if mine.rating else ""
+        st.caption(
+            ("👍 good" if mine.passed else "👎 bad") + stars + (f": {mine.comment}" if mine.comment else "")
+        )
+    where = f"cell_{run_id}_{outcome.item_id}_{outcome.variant}_{outcome.repeat}"
+    _review_form(run_id, outcome, where, "cell_review", shortcuts=False)
+
+
+def _review_form(run_id: str, outcome: ItemOutcome, where: str, prefix: str, *, shortcuts: bool) -> None:
+    st.feedback("stars", key=f"review_rating_{where}")
+    st.text_area("Comment (optional)", key=f"review_comment_{where}")
+    st.text_area("What it should have said (optional)", key=f"review_expected_{where}")
+    st.checkbox("Keep this as the item's expected answer", key=f"review_keep_{where}")
+    error = st.session_state.pop(REVIEW_ERROR, None)
+    if error:
+        st.error(error)
+    good, bad = st.columns(2)
+    # Kept in the click's callback, so the same script run draws the next state.
+    for column, label, shortcut, verdict in ((good, "👍 Good", "G", True), (bad, "👎 Bad", "B", False)):
+        column.button(
+            label,
+            key=f"{prefix}_{'good' if verdict else 'bad'}",
+            shortcut=shortcut if shortcuts else None,
+            width="stretch",
+            on_click=_keep,
+            args=(run_id, outcome.key, verdict, where),
+        )
+
+
+def _keep(run_id: str, key: OutcomeKey, verdict: bool, where: str) -> None:
+    state: Any = st.session_state
+    rating = state.get(f"review_rating_{where}")
+    try:
+        review_store().save(
+            run_id,
+            key,
+            passed=verdict,
+            rating=None if rating is None else rating + 1,  # st.feedback's stars are 0-4
+            comment=state.get(f"review_comment_{where}") or "",
+            expected=state.get(f"review_expected_{where}") or "",
+            use_expected=bool(state.get(f"review_keep_{where}")),
+        )
+    except (ReviewError, StoreError) as error:
+        state[REVIEW_ERROR] = f"Your review was not kept: {error}"
+
+
+def draw_assignment(result: ExperimentResult) -> None:
+    """The run's owner names the people asked to review it, and may open everyone's comments early."""
+    store = review_store()
+    asked = store.assigned(result.run_id)
+    if asked:
+        st.caption("Asked to review: " + ", ".join(person.label or person.id for person in asked))
+    if store.run_owner(result.run_id) not in (None, store.person.id) and not store.person.is_admin:
+        return
+    typed = st.text_input(
+        "Ask people to review (their sign-in emails, separated by commas)",
+        key=f"review_assign_{result.run_id}",
+    )
+    left, right = st.columns(2)
+    if left.button("Ask them", key="review_assign_go", icon=":material/group_add:"):
+        people = [Owner(id=email.strip(), label=email.strip()) for email in typed.split(",") if email.strip()]
+        if not people:
+            st.error("Type at least one email to ask someone to review.")
+        else:
+            store.assign(result.run_id, people)
+            st.rerun()
+    if right.button("Open everyone's comments now", key="review_reveal", icon=":material/visibility:"):
+        store.reveal(result.run_id)
+        st.rerun()
+
+
+def _alpha_words(agreement: Agreement) -> str:
+    if agreement.alpha is None:
+        return f"not yet — {agreement.why}"
+    return f"α = {agreement.alpha:.3f} over {agreement.cells} cells ({agreement.raters} raters)"
+
+
+def draw_judgment(result: ExperimentResult) -> None:
+    """People's pass rate beside each scorer's, agreement, the disagreement table, and the reviews."""
+    store = review_store()
+    reviews = store.reviews(result.run_id, result.outcomes)
+    if not reviews:
+        st.info("Nobody has reviewed this run yet: press “Review this run” to start.")
+        return
+    scored = with_human_scores(result.outcomes, reviews)
+    rows = []
+    for variant in result.variants:
+        for scorer in [HUMAN_SCORER, *result.scorers]:
+            figures = scorer_figures(scored, scorer, variant)
+            if figures.cells:
+                interval = f"({figures.pass_low:.0%}–{figures.pass_high:.0%})"
+                rows.append(
+                    {
+                        "variant": variant,
+                        "scorer": "people" if scorer == HUMAN_SCORER else scorer,
+                        "pass rate": f"{figures.pass_rate:.0%} {interval}",
+                        "passed": f"{figures.passed} / {figures.cells}",
+                    }
+                )
+    # Tables, not data grids: a handful of rows, and their words are in the page for anyone to read.
+    st.table(pd.DataFrame(rows).set_index("variant"))
+    baseline = result.variants[0]
+    for candidate in result.variants[1:]:
+        against = scorer_comparison(scored, HUMAN_SCORER, baseline, candidate)
+        if against.items:
+            st.markdown(
+                f"**People on {candidate} against {baseline}:** {against.improved} better, "
+                f"{against.regressed} worse of {len(against.items)} paired cells, "
+                f"McNemar p = {against.p_value:.3f}"
+            )
+    st.markdown(f"**Agreement between reviewers:** {_alpha_words(reviewer_agreement(reviews))}")
+    for scorer in result.scorers:
+        st.markdown(
+            f"**People and {scorer}:** {_alpha_words(judge_agreement(result.outcomes, reviews, scorer))}"
+        )
+        table = disagreements(result.outcomes, reviews, scorer)
+        if table:
+            st.table(
+                pd.DataFrame(
+                    [
+                        {
+                            "item": row.item_id,
+                            "variant": row.variant,
+                            scorer: "pass" if row.judge_passed else "fail",
+                            "people": f"{row.up} of {row.reviews} good",
+                            "why": row.judge_reason,
+                        }
+                        for row in table
+                    ]
+                ).set_index("item")
+            )
+    if any(review.hidden for review in reviews):
+        st.caption(
+            "Others' comments stay hidden until every reviewer is done, or the run's owner opens them."
+        )
+    st.table(pd.DataFrame([_review_row(review) for review in reviews]).set_index("item"))
+    _draw_corrections(result)
+    st.download_button(
+        "Reviews as JSON",
+        json.dumps([review.model_dump() for review in reviews], ensure_ascii=False, indent=2),
+        file_name=f"experiment-{result.run_id[:8]}-reviews.json",
+        mime="application/json",
+        icon=":material/download:",
+        key=f"review_json_{result.run_id}",
+    )
+
+
+def _draw_corrections(result: ExperimentResult) -> None:
+    # Reviewers' "what it should have said", kept as the items' expected answers in the open experiment
+    # (the next run uses them; this run keeps the dataset it ran).
+    kept = review_store().corrected_expectations(result.run_id, result.outcomes)
+    if not kept:
+        return
+    current = draft()
+    if st.button(
+        f"Use the {len(kept)} kept corrections as the items' expected answers",
+        key="review_corrections",
+        icon=":material/edit_note:",
+    ):
+        current.dataset, changed = with_corrections(current.dataset, kept)
+        if not changed:
+            st.info("This experiment's dataset already has those answers, or no longer has those items.")
+            return
+        save(current)
+        st.success(f"{changed} expected answers changed in this experiment; the next run uses them.")
+
+
+def _review_row(review: Review) -> dict[str, Any]:
+    return {
+        "item": review.item_id,
+        "variant": review.variant,
+        "reviewer": review.reviewer_name or review.reviewer,
+        "verdict": "👍" if review.passed else "👎",
+        "stars": review.rating or "",
+        "comment": "(hidden until all are done)" if review.hidden else review.comment,
+        "should have said": "" if review.hidden else review.expected,
+    }
