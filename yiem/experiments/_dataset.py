@@ -40,6 +40,8 @@ class DatasetItem(BaseModel):
     expected: str | None = None
     vars: dict[str, str] = Field(default_factory=dict)
     tags: list[str] = Field(default_factory=list)
+    # Tools this item must not call: the `forbidden_tools` scorer fails an outcome that did.
+    forbidden_tools: list[str] = Field(default_factory=list)
 
 
 class Dataset(BaseModel):
@@ -108,7 +110,7 @@ class Dataset(BaseModel):
         for number, record in enumerate(records, start=1):
             if input not in record or record[input] in (None, ""):
                 raise DatasetError(f"Row {number} has no value in the input column {input!r}.")
-            used = {input, expected, tags, id, images, "images", "vars"}
+            used = {input, expected, tags, id, images, "images", "vars", "forbidden_tools"}
             names = [key for key in record if key not in used] if vars is None else list(vars)
             missing = [column for column in names if column not in record]
             if missing:
@@ -130,6 +132,7 @@ class Dataset(BaseModel):
                         expected=None if raw_expected in (None, "") else _text(raw_expected),
                         vars=row_vars,
                         tags=_tags(record.get(tags) if tags else None),
+                        forbidden_tools=_tags(record.get("forbidden_tools")),
                     )
                 )
             except ValidationError as error:
