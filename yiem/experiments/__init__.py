@@ -5,10 +5,11 @@ notebook; the Experiments page calls the same functions.
 """
 
 from yiem.experiments import scorers
-from yiem.experiments._dataset import Dataset, DatasetError, DatasetItem
+from yiem.experiments._dataset import Dataset, DatasetError, DatasetItem, conversation_up_to
 from yiem.experiments._draft import BackgroundRun, ExperimentDraft
 from yiem.experiments._item_run import run_item, user_message
 from yiem.experiments._outcome import ItemOutcome, OutcomeKey, Score
+from yiem.experiments._replay import ReplyDiff, reply_diffs
 from yiem.experiments._results import (
     Comparison,
     ExperimentResult,
@@ -64,6 +65,7 @@ __all__ = [
     "MemoryRecorder",
     "OutcomeKey",
     "Progress",
+    "ReplyDiff",
     "RunRecord",
     "RunRecorder",
     "RunSpec",
@@ -80,11 +82,13 @@ __all__ = [
     "VariantSummary",
     "check_spec",
     "compare",
+    "conversation_up_to",
     "mcnemar_exact",
     "mean_score",
     "pareto_front",
     "parse_verdict",
     "percentile",
+    "reply_diffs",
     "resume_experiment",
     "run_experiment",
     "run_item",

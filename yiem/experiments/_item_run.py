@@ -45,9 +45,12 @@ def run_item(
     if signal.aborted:
         return None
     prompt = user_message(item)
+    # A conversation item replays its messages; its input (if any) is the user's next turn after them.
+    given = prompt.content or not item.messages
+    opening: list[Any] = [*item.messages, prompt] if given else list(item.messages)
     context = AgentContext.model_construct(
         system_prompt=variant.render_system_prompt(item.vars),
-        messages=[prompt],
+        messages=list(opening),
         tools={tool.name: tool for tool in tools} if tools else None,
     )
     started = perf_counter()
@@ -58,7 +61,7 @@ def run_item(
     latency_ms = (perf_counter() - started) * 1000
     if end is None or end.stop_reason == "aborted" or signal.aborted:
         return None
-    messages: list[Any] = [prompt, *end.messages]
+    messages: list[Any] = [*opening, *end.messages]
     output, usage, cost, turns = summarize_messages(end.messages)
     outcome = ItemOutcome(
         item_id=item.id,
