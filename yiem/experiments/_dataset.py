@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from yiem.errors import YiemError
 from yiem.experiments._cell_images import CellImageError, cell_images
+from yiem.experiments._simulated_user import SimulatedUser
 from yiem.store import ConversationStore
 from yiem.types import (
     AgentMessage,
@@ -57,6 +58,8 @@ class DatasetItem(BaseModel):
     tags: list[str] = Field(default_factory=list)
     # Tools this item must not call: the `forbidden_tools` scorer fails an outcome that did.
     forbidden_tools: list[str] = Field(default_factory=list)
+    # Instead of (or after) a fixed input: a model plays this user until its goal is met.
+    user: SimulatedUser | None = None
 
 
 class Dataset(BaseModel):
@@ -124,7 +127,8 @@ class Dataset(BaseModel):
         items = []
         for number, record in enumerate(records, start=1):
             conversation = _conversation(record.get("messages"), number)
-            if record.get(input) in (None, ""):
+            user = _simulated_user(record, number)
+            if record.get(input) in (None, "") and user is None:
                 if not conversation:
                     raise DatasetError(f"Row {number} has no value in the input column {input!r}.")
                 if not isinstance(conversation[-1], UserMessage | ToolResultMessage):
@@ -133,6 +137,7 @@ class Dataset(BaseModel):
                         f"next turn in the {input!r} column or end 'messages' with a user message."
                     )
             used = {input, expected, tags, id, images, "images", "vars", "forbidden_tools", "messages"}
+            used |= {"user", "persona", "goal", "max_user_turns"}
             names = [key for key in record if key not in used] if vars is None else list(vars)
             missing = [column for column in names if column not in record]
             if missing:
@@ -151,6 +156,7 @@ class Dataset(BaseModel):
                         id=_text(record[id]) if id and record.get(id) not in (None, "") else _item_id(),
                         input=_text(record.get(input) or ""),
                         messages=conversation,
+                        user=user,
                         images=row_images,
                         expected=None if raw_expected in (None, "") else _text(raw_expected),
                         vars=row_vars,
@@ -251,6 +257,25 @@ def conversation_up_to(conversation_id: str, messages: Sequence[AgentMessage], t
         messages=list(messages[:start]),
         expected=replies[-1] if replies else None,
     )
+
+
+def _simulated_user(record: Mapping[str, Any], number: int) -> SimulatedUser | None:
+    """A record's simulated user: a `user` object, or `persona` / `goal` / `max_user_turns` columns."""
+    given = record.get("user")
+    if not isinstance(given, Mapping):
+        given = {"persona": record.get("persona"), "goal": record.get("goal")}
+        if record.get("max_user_turns") not in (None, ""):
+            given["max_turns"] = record["max_user_turns"]
+    if all(given.get(key) in (None, "") for key in ("persona", "goal")):
+        return None
+    try:
+        return SimulatedUser.model_validate({k: v for k, v in given.items() if v is not None})
+    except ValidationError as error:
+        first = error.errors()[0]
+        words = str(first["msg"]).removeprefix("Value error, ")
+        if first["type"] == "missing" and first["loc"] == ("goal",):
+            words = "a simulated user needs a goal: say what the user wants done"
+        raise DatasetError(f"Row {number}: {words} (field {'.'.join(map(str, first['loc']))}).") from None
 
 
 def _conversation(value: Any, number: int) -> list[AgentMessage]:

@@ -25,6 +25,7 @@ from yiem.experiments._item_run import run_item
 from yiem.experiments._outcome import ItemOutcome, OutcomeKey
 from yiem.experiments._results import ExperimentResult, RunStatus
 from yiem.experiments._rubric import limit_judges
+from yiem.experiments._simulated_user import connect_player
 from yiem.experiments._spec import (
     BUDGET_REASON,
     DEFAULT_CONCURRENCY,
@@ -159,13 +160,16 @@ class ThreadExecutor:
             if budget is not None:
                 llm = budget.wrap(llm, on_refuse)
             self._ready[variant.name] = (llm, model, variant.select_tools(tools))
+        self._player = connect_player(spec.user_model)
 
     def submit(
         self, variant: Variant, item: DatasetItem, repeat: int, spec: RunSpec, signal: AbortSignal
     ) -> Future[ItemOutcome | None]:
         llm, model, tools = self._ready[variant.name]
         pool = self._pools[variant.provider_key]
-        return pool.submit(run_item, variant, item, repeat, llm, model, tools, spec.scorers, signal)
+        return pool.submit(
+            run_item, variant, item, repeat, llm, model, tools, spec.scorers, signal, self._player
+        )
 
     def close(self) -> None:
         for pool in self._pools.values():
@@ -189,6 +193,7 @@ def run_experiment(
     executor: Literal["threads", "ray"] | TaskExecutor | None = None,
     store: RunStore | None = None,
     budget: BudgetGuard | None = None,
+    user_model: Variant | None = None,
 ) -> ExperimentResult:
     """Run every item of `dataset` under every variant `repeats` times, score it, and return the results.
 
@@ -212,6 +217,7 @@ def run_experiment(
             repeats=repeats,
             concurrency=limits,
             budget_usd=budget_usd,
+            user_model=user_model,
         )
     check_spec(spec)
     if store is not None and recorder is None:

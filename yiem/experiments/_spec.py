@@ -31,6 +31,8 @@ class RunSpec(BaseModel):
     repeats: int = Field(default=1, ge=1)
     concurrency: dict[str, int] = Field(default_factory=dict)
     budget_usd: float | None = Field(default=None, gt=0)
+    # The model that plays the simulated users of items that have one (any provider).
+    user_model: Variant | None = None
 
     def limit(self, provider: str) -> int:
         """How many items of `provider` may run at once."""
@@ -60,6 +62,10 @@ def check_spec(spec: RunSpec) -> None:
     duplicate = next((i for i in ids if ids.count(i) > 1), None) if len(set(ids)) != len(ids) else None
     if duplicate is not None:
         raise ExperimentError(f"Two dataset items have the id {duplicate!r}; each needs its own.")
+    if spec.user_model is None and any(item.user is not None for item in spec.dataset.items):
+        raise ExperimentError(
+            "Some items have a simulated user (a persona and a goal): choose the model that plays the user."
+        )
     scorer_names = [scorer.name for scorer in spec.scorers]
     if len(set(scorer_names)) != len(scorer_names):
         raise ExperimentError("Two scorers have the same name; name them apart (name=...).")
