@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from yiem import Agent, LlmModel, ScriptedLlm
+from tests.experiments.models import PRICED, smol_variant
+from yiem import Agent, ScriptedLlm
 from yiem.experiments import Dataset, DatasetError, Variant, conversation_up_to, reply_diffs, run_experiment
 from yiem.providers.local_llm import LocalLlmServer
 from yiem.store import ConversationStore, create_store_engine
-from yiem.types import AssistantMessage, ModelCost, UserMessage
-
-PRICED = LlmModel(id="m", provider="scripted", cost=ModelCost(input=1.0, output=2.0), price_known=True)
+from yiem.types import AssistantMessage, UserMessage
 
 
 def _chat(tmp_path: Path) -> tuple[ConversationStore, str]:
@@ -47,14 +46,7 @@ def test_a_chat_conversation_up_to_here_replays_on_another_model(
     )
     variants = [
         Variant(name="scripted", llm=baseline, model=PRICED),
-        Variant(
-            name="smollm2",
-            provider="llamacpp",
-            base_url=llama_server.openai_base_url,
-            model_id="smollm2",
-            max_tokens=16,
-            temperature=0.0,
-        ),
+        smol_variant(llama_server),
     ]
     result = run_experiment(Dataset(items=[item]), variants, [])
     # The earlier turn went with the question: the model answers turn 2 knowing turn 1.

@@ -5,28 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from yiem import LlmModel, ScriptedLlm
+from tests.experiments.models import PRICED, REPLY_COST, priced_reply, smol_variant
+from yiem import ScriptedLlm
 from yiem.experiments import Dataset, DatasetError, ExperimentError, Variant, run_experiment
 from yiem.providers.local_llm import LocalLlmServer
-from yiem.types import AssistantMessage, ModelCost, UserMessage
-
-PRICED = LlmModel(id="m", provider="scripted", cost=ModelCost(input=1.0, output=2.0), price_known=True)
-
-
-def _reply(text: str) -> dict[str, object]:
-    return {"content": [{"type": "text", "text": text}], "usage": {"inputTokens": 100, "outputTokens": 20}}
-
-
-def _smol(server: LocalLlmServer, name: str = "smollm2") -> Variant:
-    return Variant(
-        name=name,
-        provider="llamacpp",
-        base_url=server.openai_base_url,
-        model_id="smollm2",
-        max_tokens=16,
-        temperature=0.0,
-    )
-
+from yiem.types import AssistantMessage, UserMessage
 
 FLIGHT = {
     "id": "flight",
@@ -40,10 +23,10 @@ FLIGHT = {
 def test_a_scripted_user_ends_the_embedded_models_conversation_when_its_goal_is_met(
     llama_server: LocalLlmServer,
 ) -> None:
-    player = ScriptedLlm([_reply("Monday, please."), _reply("GOAL MET")])
+    player = ScriptedLlm([priced_reply("Monday, please."), priced_reply("GOAL MET")])
     data = Dataset.from_records([{**FLIGHT, "max_user_turns": 3}])
     result = run_experiment(
-        data, [_smol(llama_server)], [], user_model=Variant(name="user", llm=player, model=PRICED)
+        data, [smol_variant(llama_server)], [], user_model=Variant(name="user", llm=player, model=PRICED)
     )
     outcome = result.outcomes[0]
     assert outcome.error is None, outcome.error
@@ -58,17 +41,17 @@ def test_a_scripted_user_ends_the_embedded_models_conversation_when_its_goal_is_
         and "Get a flight to Oslo" in player.requests[0].system_prompt
     )
     # Costs apart: the user model's two priced replies; the embedded model's price is unknown.
-    assert outcome.user_cost == pytest.approx(2 * (100 * 1.0 + 20 * 2.0) / 1_000_000)
+    assert outcome.user_cost == pytest.approx(2 * REPLY_COST)
     assert outcome.user_usage is not None and outcome.user_usage.output_tokens == 40
     assert outcome.cost is None and outcome.usage.output_tokens > 0
 
 
 @pytest.mark.llama
 def test_the_embedded_model_plays_the_user_up_to_its_turn_limit(llama_server: LocalLlmServer) -> None:
-    agent = ScriptedLlm([_reply("To Oslo on which day?"), _reply("Booked.")])
+    agent = ScriptedLlm([priced_reply("To Oslo on which day?"), priced_reply("Booked.")])
     data = Dataset.from_records([{**FLIGHT, "max_user_turns": 1}])
     variant = Variant(name="scripted", llm=agent, model=PRICED)
-    result = run_experiment(data, [variant], [], user_model=_smol(llama_server, "user"))
+    result = run_experiment(data, [variant], [], user_model=smol_variant(llama_server, "user"))
     outcome = result.outcomes[0]
     assert outcome.error is None, outcome.error
     assert outcome.goal_met is False and outcome.user_turns == 1 and outcome.turns == 2
@@ -76,7 +59,7 @@ def test_the_embedded_model_plays_the_user_up_to_its_turn_limit(llama_server: Lo
     assert len(users) == 2 and users[1].text.strip()  # the embedded model's words, as the user
     assert agent.requests[1].messages[2].text == users[1].text  # the agent answered them
     assert isinstance(outcome.messages[-1], AssistantMessage) and outcome.output == "Booked."
-    assert outcome.cost == pytest.approx(2 * (100 * 1.0 + 20 * 2.0) / 1_000_000)
+    assert outcome.cost == pytest.approx(2 * REPLY_COST)
     assert outcome.user_cost is None and outcome.user_usage is not None  # unpriced, counted apart
     assert outcome.user_usage.output_tokens > 0
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from yiem.chat import ChatSetup, fill_template
 from yiem.errors import YiemError
+from yiem.json_schema import UnusableSchemaError, usable_validator
 from yiem.llm import LlmClient
 from yiem.types import AgentLoopConfig, AgentTool, LlmModel
 
@@ -36,6 +37,8 @@ class Variant(BaseModel):
     tools: list[str] = Field(default_factory=list)
     max_turns: int = Field(default=10, ge=1)
     tool_execution: Literal["parallel", "sequential"] = "parallel"
+    # Structured output: the answer must be JSON this schema accepts (checked to be a schema here).
+    response_schema: dict[str, Any] | None = None
     # Python only: a client object (e.g. ScriptedLlm) and its model instead of provider settings.
     llm: LlmClient | None = Field(default=None, exclude=True, repr=False)
     model: LlmModel | None = Field(default=None, exclude=True, repr=False)
@@ -82,7 +85,18 @@ class Variant(BaseModel):
             max_turns=self.max_turns,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
+            response_schema=self.response_schema,
         )
+
+    @field_validator("response_schema")
+    @classmethod
+    def _valid_schema(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if schema is not None:
+            try:
+                usable_validator(schema)
+            except UnusableSchemaError as error:
+                raise ValueError(f"the response schema cannot be used: {error}") from None
+        return schema
 
     def connect(self) -> tuple[LlmClient, LlmModel]:
         """The client and model to run; `VariantError` says what to change when that fails."""
