@@ -3,12 +3,15 @@ the run ends at the turn limit or when the user says its goal is met, each side'
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.experiments.models import PRICED, REPLY_COST, priced_reply, smol_variant
 from yiem import ScriptedLlm
-from yiem.experiments import Dataset, DatasetError, ExperimentError, Variant, run_experiment
+from yiem.experiments import Dataset, DatasetError, ExperimentError, ExperimentStore, Variant, run_experiment
 from yiem.providers.local_llm import LocalLlmServer
+from yiem.store import create_store_engine
 from yiem.types import AssistantMessage, UserMessage
 
 FLIGHT = {
@@ -75,3 +78,26 @@ def test_an_experiment_with_simulated_users_needs_a_user_model() -> None:
     data = Dataset.from_records([FLIGHT])
     with pytest.raises(ExperimentError, match="choose the model that plays the user"):
         run_experiment(data, [Variant(name="v", llm=ScriptedLlm(["hi"]), model=PRICED)], [])
+
+
+def test_a_simulated_users_transcript_and_cost_are_stored(tmp_path: Path) -> None:
+    store = ExperimentStore(create_store_engine(f"sqlite:///{tmp_path / 'app.db'}"))
+    agent = ScriptedLlm([priced_reply("Which day?"), priced_reply("Booked for Monday.")])
+    player = ScriptedLlm([priced_reply("Monday."), priced_reply("GOAL MET")])
+    result = run_experiment(
+        Dataset.from_records([FLIGHT]),
+        [Variant(name="v", llm=agent, model=PRICED)],
+        [],
+        user_model=Variant(name="user", llm=player, model=PRICED),
+        store=store,
+    )
+    (loaded,) = store.load_result(result.run_id).outcomes
+    assert (loaded.goal_met, loaded.user_turns, loaded.turns) == (True, 1, 2)
+    assert loaded.user_cost == pytest.approx(2 * REPLY_COST) and loaded.cost == pytest.approx(2 * REPLY_COST)
+    transcript = store.transcript(loaded)
+    assert [m.text for m in transcript] == [
+        "I need a flight to Oslo.",
+        "Which day?",
+        "Monday.",
+        "Booked for Monday.",
+    ]
