@@ -1,7 +1,7 @@
 """The interface every provider implements, and the events its stream yields."""
 
 from collections.abc import Iterator
-from typing import Annotated, Literal, Protocol, runtime_checkable
+from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,6 +23,8 @@ class GenerationOptions(BaseModel):
 
     temperature: float | None = None
     max_tokens: int | None = None
+    # Structured output: the reply is JSON this schema accepts (a provider without it says so).
+    response_schema: dict[str, Any] | None = None
 
 
 class _StreamEventBase(BaseModel):

@@ -212,7 +212,10 @@ class _LoopRun:
         self.model = model
         self.config = config
         self.signal = signal
-        options = GenerationOptions(temperature=config.temperature, max_tokens=config.max_tokens)
+        schema = config.response_schema
+        options = GenerationOptions(
+            temperature=config.temperature, max_tokens=config.max_tokens, response_schema=schema
+        )
         # A client written to `stream(model, context, signal)` gets no options rather than a TypeError.
         self.stream_options = {"options": options} if accepts_keyword(llm.stream, "options") else {}
         self.threads = ToolThreads()

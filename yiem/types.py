@@ -438,3 +438,4 @@ class AgentLoopConfig(BaseModel):
     max_turns: int = 20
     temperature: float | None = None
     max_tokens: int | None = None
+    response_schema: dict[str, Any] | None = None  # JSON the replies must match, where the provider can

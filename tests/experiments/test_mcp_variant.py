@@ -2,27 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from tests.fixtures.core import tool_call_response
-from tests.fixtures.mcp import StdioServer
 from yiem import ScriptedLlm, ToolResultMessage
 from yiem.experiments import Dataset, Variant, run_experiment, scorers
-from yiem.mcp import McpClient
 from yiem.tool_registry import ToolRegistry
-
-
-@pytest.fixture
-def time_registry(time_stdio: StdioServer) -> Iterator[ToolRegistry]:
-    client = McpClient.stdio(time_stdio.command, time_stdio.args)
-    registry = ToolRegistry()
-    registry.add_mcp_server("time", client)
-    try:
-        yield registry
-    finally:
-        client.close()
 
 
 def test_a_variant_calls_mcp_server_time(time_registry: ToolRegistry) -> None:

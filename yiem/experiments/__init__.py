@@ -19,10 +19,11 @@ from yiem.experiments._agreement import (
     scorer_figures,
     with_human_scores,
 )
-from yiem.experiments._dataset import Dataset, DatasetError, DatasetItem
+from yiem.experiments._dataset import Dataset, DatasetError, DatasetItem, conversation_up_to
 from yiem.experiments._draft import BackgroundRun, ExperimentDraft
 from yiem.experiments._item_run import run_item, user_message
 from yiem.experiments._outcome import ItemOutcome, OutcomeKey, Score
+from yiem.experiments._replay import ReplyDiff, reply_diffs
 from yiem.experiments._results import (
     Comparison,
     ExperimentResult,
@@ -94,6 +95,7 @@ __all__ = [
     "OutcomeKey",
     "Progress",
     "QueueCell",
+    "ReplyDiff",
     "Review",
     "ReviewError",
     "ReviewPermissionError",
@@ -117,6 +119,7 @@ __all__ = [
     "blind_names",
     "check_spec",
     "compare",
+    "conversation_up_to",
     "disagreements",
     "human_verdicts",
     "judge_agreement",
@@ -125,6 +128,7 @@ __all__ = [
     "pareto_front",
     "parse_verdict",
     "percentile",
+    "reply_diffs",
     "resume_experiment",
     "reviewer_agreement",
     "run_experiment",

@@ -15,12 +15,23 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from yiem.errors import YiemError
 from yiem.experiments._cell_images import CellImageError, cell_images
+from yiem.experiments._simulated_user import SimulatedUser
 from yiem.store import ConversationStore
-from yiem.types import AgentMessage, AssistantMessage, ImageContent, UserMessage, replace_lone_surrogates
+from yiem.types import (
+    AgentMessage,
+    AssistantMessage,
+    AssistantMessageToolCall,
+    ImageContent,
+    ToolResultMessage,
+    UserMessage,
+    replace_lone_surrogates,
+)
+
+_MESSAGES: TypeAdapter[list[AgentMessage]] = TypeAdapter(list[AgentMessage])
 
 
 class DatasetError(YiemError):
@@ -32,14 +43,23 @@ def _item_id() -> str:
 
 
 class DatasetItem(BaseModel):
-    """One task: the user's `input` (and images), the `expected` answer if any, template vars, tags."""
+    """One task: the user's `input` (and images), the `expected` answer if any, template vars, tags.
+
+    `messages` is the conversation before `input` (the spec's message types, tool calls and results
+    included): the model replies to all of it. `input` may be empty when `messages` ends with the user.
+    """
 
     id: str = Field(default_factory=_item_id)
-    input: str
+    input: str = ""
+    messages: list[AgentMessage] = Field(default_factory=list)
     images: list[ImageContent] = Field(default_factory=list)
     expected: str | None = None
     vars: dict[str, str] = Field(default_factory=dict)
     tags: list[str] = Field(default_factory=list)
+    # Tools this item must not call: the `forbidden_tools` scorer fails an outcome that did.
+    forbidden_tools: list[str] = Field(default_factory=list)
+    # Instead of (or after) a fixed input: a model plays this user until its goal is met.
+    user: SimulatedUser | None = None
 
 
 class Dataset(BaseModel):
@@ -106,9 +126,18 @@ class Dataset(BaseModel):
         """
         items = []
         for number, record in enumerate(records, start=1):
-            if input not in record or record[input] in (None, ""):
-                raise DatasetError(f"Row {number} has no value in the input column {input!r}.")
-            used = {input, expected, tags, id, images, "images", "vars"}
+            conversation = _conversation(record.get("messages"), number)
+            user = _simulated_user(record, number)
+            if record.get(input) in (None, "") and user is None:
+                if not conversation:
+                    raise DatasetError(f"Row {number} has no value in the input column {input!r}.")
+                if not isinstance(conversation[-1], UserMessage | ToolResultMessage):
+                    raise DatasetError(
+                        f"Row {number}: the conversation ends with the assistant's reply; give the user's "
+                        f"next turn in the {input!r} column or end 'messages' with a user message."
+                    )
+            used = {input, expected, tags, id, images, "images", "vars", "forbidden_tools", "messages"}
+            used |= {"user", "persona", "goal", "max_user_turns"}
             names = [key for key in record if key not in used] if vars is None else list(vars)
             missing = [column for column in names if column not in record]
             if missing:
@@ -125,11 +154,14 @@ class Dataset(BaseModel):
                 items.append(
                     DatasetItem(
                         id=_text(record[id]) if id and record.get(id) not in (None, "") else _item_id(),
-                        input=_text(record[input]),
+                        input=_text(record.get(input) or ""),
+                        messages=conversation,
+                        user=user,
                         images=row_images,
                         expected=None if raw_expected in (None, "") else _text(raw_expected),
                         vars=row_vars,
                         tags=_tags(record.get(tags) if tags else None),
+                        forbidden_tools=_tags(record.get("forbidden_tools")),
                     )
                 )
             except ValidationError as error:
@@ -205,6 +237,76 @@ def turn_items(conversation_id: str, messages: Sequence[AgentMessage]) -> list[D
         for number, (user, reply) in enumerate(turns, start=1)
         if user.text.strip()
     ]
+
+
+def conversation_up_to(conversation_id: str, messages: Sequence[AgentMessage], turn: int) -> DatasetItem:
+    """The conversation before user turn `turn` (1-based) as `messages`, that turn as `input`, and the
+    last text reply to it as `expected`: replayed, the model answers that turn knowing all before it."""
+    users = [index for index, message in enumerate(messages) if isinstance(message, UserMessage)]
+    if not 1 <= turn <= len(users):
+        raise DatasetError(f"The conversation has {len(users)} user turn(s); there is no turn {turn}.")
+    start = users[turn - 1]
+    end = users[turn] if turn < len(users) else len(messages)
+    user = messages[start]
+    assert isinstance(user, UserMessage)
+    replies = [m.text for m in messages[start:end] if isinstance(m, AssistantMessage) and m.text]
+    return DatasetItem(
+        id=f"{conversation_id[:8]}-{turn}-up-to-here",
+        input=user.text,
+        images=[block for block in user.content if isinstance(block, ImageContent)],
+        messages=list(messages[:start]),
+        expected=replies[-1] if replies else None,
+    )
+
+
+def _simulated_user(record: Mapping[str, Any], number: int) -> SimulatedUser | None:
+    """A record's simulated user: a `user` object, or `persona` / `goal` / `max_user_turns` columns."""
+    given = record.get("user")
+    if not isinstance(given, Mapping):
+        given = {"persona": record.get("persona"), "goal": record.get("goal")}
+        if record.get("max_user_turns") not in (None, ""):
+            given["max_turns"] = record["max_user_turns"]
+    if all(given.get(key) in (None, "") for key in ("persona", "goal")):
+        return None
+    try:
+        return SimulatedUser.model_validate({k: v for k, v in given.items() if v is not None})
+    except ValidationError as error:
+        first = error.errors()[0]
+        words = str(first["msg"]).removeprefix("Value error, ")
+        if first["type"] == "missing" and first["loc"] == ("goal",):
+            words = "a simulated user needs a goal: say what the user wants done"
+        raise DatasetError(f"Row {number}: {words} (field {'.'.join(map(str, first['loc']))}).") from None
+
+
+def _conversation(value: Any, number: int) -> list[AgentMessage]:
+    """A record's `messages`: the spec's message types (a plain string content is taken as its text)."""
+    if value in (None, "", []):
+        return []
+    if not isinstance(value, list) or not all(isinstance(message, dict) for message in value):
+        raise DatasetError(f"Row {number}: 'messages' must be a list of messages, each a JSON object.")
+    records = [
+        {**message, "content": [{"type": "text", "text": message["content"]}]}
+        if isinstance(message.get("content"), str)
+        else message
+        for message in value
+    ]
+    try:
+        conversation = _MESSAGES.validate_python(records)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"][:1])
+        raise DatasetError(
+            f"Row {number}: message {int(where) + 1 if where.isdigit() else where} is not a conversation "
+            f"message ({first['msg']}); each needs a role (user, assistant or toolResult) and content."
+        ) from None
+    calls = {c.id for m in conversation if isinstance(m, AssistantMessageToolCall) for c in m.tool_calls}
+    results = [m for m in conversation if isinstance(m, ToolResultMessage)]
+    orphan = next((m for m in results if m.tool_call_id not in calls), None)
+    if orphan is not None:
+        raise DatasetError(
+            f"Row {number}: the tool result for {orphan.tool_call_id!r} answers no tool call before it."
+        )
+    return conversation
 
 
 def _read(source: str | Path | io.TextIOBase) -> str:

@@ -48,6 +48,11 @@ class ItemOutcome(BaseModel):
     error: str | None = None
     scores: list[Score] = Field(default_factory=list)
     conversation_id: str | None = None
+    # A simulated user's model: its tokens and dollars, counted apart from the variant's, its turns.
+    user_usage: LlmUsage | None = None
+    user_cost: float | None = None
+    user_turns: int = 0
+    goal_met: bool | None = None
 
     @property
     def key(self) -> OutcomeKey:

@@ -23,6 +23,7 @@ from yiem.experiments._dataset import DatasetItem
 from yiem.experiments._item_run import run_item
 from yiem.experiments._outcome import ItemOutcome
 from yiem.experiments._rubric import limit_judges
+from yiem.experiments._simulated_user import connect_player
 from yiem.experiments._spec import RAY_ADDRESS_ENV, ExperimentError, RunSpec
 from yiem.experiments._variant import Variant
 from yiem.types import AbortSignal, AgentTool, model_json
@@ -125,9 +126,9 @@ def run_remote_item(
             ready = _ready[(run_id, variant_name)] = (llm, model, tools)
     llm, model, tools = ready
     _refusal.message = None
-    outcome = run_item(
-        variant, spec.dataset.items[item_index], repeat, llm, model, tools, spec.scorers, AbortSignal()
-    )
+    item = spec.dataset.items[item_index]
+    player = connect_player(spec.user_model) if item.user is not None else None
+    outcome = run_item(variant, item, repeat, llm, model, tools, spec.scorers, AbortSignal(), player)
     return (None if outcome is None else model_json(outcome)), _refusal.message
 
 

@@ -25,6 +25,7 @@ from yiem.experiments._item_run import run_item
 from yiem.experiments._outcome import ItemOutcome, OutcomeKey
 from yiem.experiments._results import ExperimentResult, RunStatus
 from yiem.experiments._rubric import limit_judges
+from yiem.experiments._simulated_user import connect_player
 from yiem.experiments._spec import (
     BUDGET_REASON,
     DEFAULT_CONCURRENCY,
@@ -158,13 +159,16 @@ class ThreadExecutor:
             if budget is not None:
                 llm = budget.wrap(llm, on_refuse)
             self._ready[variant.name] = (llm, model, variant.select_tools(tools))
+        self._player = connect_player(spec.user_model)
 
     def submit(
         self, variant: Variant, item: DatasetItem, repeat: int, spec: RunSpec, signal: AbortSignal
     ) -> Future[ItemOutcome | None]:
         llm, model, tools = self._ready[variant.name]
         pool = self._pools[variant.provider_key]
-        return pool.submit(run_item, variant, item, repeat, llm, model, tools, spec.scorers, signal)
+        return pool.submit(
+            run_item, variant, item, repeat, llm, model, tools, spec.scorers, signal, self._player
+        )
 
     def close(self) -> None:
         for pool in self._pools.values():
@@ -198,16 +202,25 @@ def run_experiment(
     budget_usd: float | None = None,
     name: str = "",
     store: RunStore | None = None,
+    user_model: Variant | None = None,
     **options: Unpack[RunOptions],
 ) -> ExperimentResult:
     """Run every item of `dataset` under every variant `repeats` times, score it, and return the results.
 
     `concurrency` bounds items in flight per provider (an int for all, or `{"openai": 8, "*": 4}`);
     the run stops once `budget_usd` is spent. With `store`, the run and every item's transcript are
-    saved there (the Experiments page shows them). `options`: see `RunOptions`.
+    saved there (the Experiments page shows them). `user_model` plays the user of items that have a
+    persona and a goal. `options`: see `RunOptions`.
     """
     spec = RunSpec.build(
-        dataset, variants, scorers, name=name, repeats=repeats, concurrency=concurrency, budget_usd=budget_usd
+        dataset,
+        variants,
+        scorers,
+        name=name,
+        repeats=repeats,
+        concurrency=concurrency,
+        budget_usd=budget_usd,
+        user_model=user_model,
     )
     check_spec(spec)
     recorder = None

@@ -32,6 +32,8 @@ class RunSpec(BaseModel):
     repeats: int = Field(default=1, ge=1)
     concurrency: dict[str, int] = Field(default_factory=dict)
     budget_usd: float | None = Field(default=None, gt=0)
+    # The model that plays the simulated users of items that have one (any provider).
+    user_model: Variant | None = None
 
     @classmethod
     def build(
@@ -44,6 +46,7 @@ class RunSpec(BaseModel):
         repeats: int = 1,
         concurrency: int | Mapping[str, int] = DEFAULT_CONCURRENCY,
         budget_usd: float | None = None,
+        user_model: Variant | None = None,
     ) -> RunSpec:
         """A new run: the dataset frozen as it is now, a copy of each variant (what the page edits
         next is not this run's), `concurrency` an int for every provider or one per provider."""
@@ -55,6 +58,7 @@ class RunSpec(BaseModel):
             repeats=repeats,
             concurrency={"*": concurrency} if isinstance(concurrency, int) else dict(concurrency),
             budget_usd=budget_usd,
+            user_model=user_model.model_copy() if user_model is not None else None,
         )
 
     def limit(self, provider: str) -> int:
@@ -85,6 +89,10 @@ def check_spec(spec: RunSpec) -> None:
     duplicate = next((i for i in ids if ids.count(i) > 1), None) if len(set(ids)) != len(ids) else None
     if duplicate is not None:
         raise ExperimentError(f"Two dataset items have the id {duplicate!r}; each needs its own.")
+    if spec.user_model is None and any(item.user is not None for item in spec.dataset.items):
+        raise ExperimentError(
+            "Some items have a simulated user (a persona and a goal): choose the model that plays the user."
+        )
     scorer_names = [scorer.name for scorer in spec.scorers]
     if len(set(scorer_names)) != len(scorer_names):
         raise ExperimentError("Two scorers have the same name; name them apart (name=...).")

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 
 from yiem.errors import YiemError
+from yiem.json_schema import UnusableSchemaError, usable_validator
 from yiem.llm import LlmClient
 from yiem.model_setup import ModelSettingsError, ModelSetup, connect, fill_template
 from yiem.types import AgentLoopConfig, AgentTool, LlmModel
@@ -28,6 +29,8 @@ class Variant(ModelSetup):
 
     name: str
     max_turns: int = Field(default=10, ge=1)
+    # Structured output: the answer must be JSON this schema accepts (checked to be a schema here).
+    response_schema: dict[str, Any] | None = None
     # Python only: a client object (e.g. ScriptedLlm) and its model instead of provider settings.
     llm: LlmClient | None = Field(default=None, exclude=True, repr=False)
     model: LlmModel | None = Field(default=None, exclude=True, repr=False)
@@ -57,7 +60,18 @@ class Variant(ModelSetup):
 
     def loop_config(self, max_turns: int | None = None) -> AgentLoopConfig:
         """The agent loop's settings for this variant (its own max turns unless told otherwise)."""
-        return super().loop_config(self.max_turns if max_turns is None else max_turns)
+        config = super().loop_config(self.max_turns if max_turns is None else max_turns)
+        return config.model_copy(update={"response_schema": self.response_schema})
+
+    @field_validator("response_schema")
+    @classmethod
+    def _valid_schema(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if schema is not None:
+            try:
+                usable_validator(schema)
+            except UnusableSchemaError as error:
+                raise ValueError(f"the response schema cannot be used: {error}") from None
+        return schema
 
     def connect(self) -> tuple[LlmClient, LlmModel]:
         """The client and model to run; `VariantError` says what to change when that fails."""

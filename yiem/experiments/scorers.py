@@ -17,11 +17,13 @@ import jsonschema
 import re2
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-from yiem.errors import YiemError, json_error_words
+from yiem.errors import json_error_words
 from yiem.experiments._code_scorer import CodeScorerError, run_code_scorer
 from yiem.experiments._dataset import DatasetItem
 from yiem.experiments._outcome import ItemOutcome, Score
 from yiem.experiments._rubric import Judge, RubricVerdict
+from yiem.experiments._scorer_base import ScorerError, ScorerSpecError, _matches, _Scorer, _short
+from yiem.experiments._trajectory import ExpectedCall, ForbiddenTools, MaxTurns, ToolSequence
 
 __all__ = [
     "AnyScorer",
@@ -30,69 +32,33 @@ __all__ = [
     "Contains",
     "CostLimit",
     "Exact",
+    "ExpectedCall",
+    "ForbiddenTools",
     "JsonSchema",
     "LatencyLimit",
+    "MaxTurns",
     "Numeric",
     "Regex",
     "Rubric",
     "ScorerError",
+    "ScorerSpecError",
+    "ToolSequence",
     "ValidJson",
     "called_tool",
     "code",
     "contains",
     "cost_limit",
     "exact",
+    "forbidden_tools",
     "json_schema",
     "latency_limit",
+    "max_turns",
     "numeric",
     "regex",
     "rubric",
+    "tool_sequence",
     "valid_json",
 ]
-
-
-class ScorerError(YiemError):
-    """A scorer is set up wrongly (a bad pattern or schema, no expected value); says what to fix."""
-
-
-class ScorerSpecError(ScorerError, ValueError):
-    """A scorer's pattern or schema that does not compile; a ValueError so pydantic reports it in place."""
-
-
-class _Scorer(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    name: str = ""
-    threshold: float = Field(default=1.0, ge=0.0, le=1.0)
-
-    @model_validator(mode="after")
-    def _default_name(self) -> _Scorer:
-        if not self.name:
-            self.name = str(getattr(self, "kind", type(self).__name__.lower()))
-        return self
-
-    def score(self, item: DatasetItem, outcome: ItemOutcome) -> Score:
-        """Grade one outcome; a scorer that cannot grade fails with the reason why."""
-        try:
-            value, reason = self.grade(item, outcome)
-        except ScorerError as error:
-            return Score(scorer=self.name, score=0.0, passed=False, reason=str(error))
-        value = min(1.0, max(0.0, value))
-        return Score(scorer=self.name, score=value, passed=value >= self.threshold, reason=reason)
-
-    def grade(self, item: DatasetItem, outcome: ItemOutcome) -> tuple[float, str]:
-        raise NotImplementedError
-
-    def _expected(self, own: str | None, item: DatasetItem) -> str:
-        value = own if own is not None else item.expected
-        if value is None:
-            raise ScorerError(f"{self.name}: the item has no expected value and the scorer names none")
-        return value
-
-
-def _short(text: str, limit: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class Exact(_Scorer):
@@ -231,15 +197,6 @@ class Numeric(_Scorer):
         return 0.0, f"{got:g} is {abs(got - expected):g} away from {expected:g} (allowed {allowed:g})"
 
 
-def _matches(expected: Any, actual: Any) -> bool:
-    """`expected` is a subset of `actual`: dict keys checked recursively, everything else equal."""
-    if isinstance(expected, dict):
-        return isinstance(actual, dict) and all(
-            key in actual and _matches(value, actual[key]) for key, value in expected.items()
-        )
-    return bool(expected == actual)
-
-
 class CalledTool(_Scorer):
     """1 when the model called `tool`, with arguments containing `arguments` (a subset) if given."""
 
@@ -338,13 +295,16 @@ AnyScorer = Annotated[
     | CostLimit
     | LatencyLimit
     | Rubric
-    | Code,
+    | Code
+    | ToolSequence
+    | MaxTurns
+    | ForbiddenTools,
     Field(discriminator="kind"),
 ]
 """Any scorer, as stored with a run (the `kind` field tells which)."""
 
 
-def _build(cls: type[_Scorer], **fields: Any) -> Any:
+def _build(cls: type[BaseModel], **fields: Any) -> Any:
     try:
         return cls(**{key: value for key, value in fields.items() if value is not None})
     except ValueError as error:  # pydantic's ValidationError is a ValueError
@@ -424,4 +384,37 @@ def code(
     result: Code = _build(
         Code, path=path, function=function, timeout_s=timeout_s, memory_mb=memory_mb, name=name
     )
+    return result
+
+
+def tool_sequence(
+    *calls: str | tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], str] | ExpectedCall,
+    order: str = "in_order",
+    threshold: float = 1.0,
+    name: str = "",
+) -> ToolSequence:
+    """The agent called these tools (a name, `(name, arguments)` or `(name, arguments, match)`) as
+    `order` says: "exact", "in_order" or "any_order"; match is "subset" (default), "exact" or "schema"."""
+    expected = []
+    for call in calls:
+        if isinstance(call, ExpectedCall):
+            expected.append(call)
+        elif isinstance(call, str):
+            expected.append(_build(ExpectedCall, tool=call))
+        else:
+            fields = dict(zip(("tool", "arguments", "match"), call, strict=False))
+            expected.append(_build(ExpectedCall, **fields))
+    result: ToolSequence = _build(ToolSequence, calls=expected, order=order, threshold=threshold, name=name)
+    return result
+
+
+def max_turns(limit: int, *, name: str = "") -> MaxTurns:
+    """The agent took at most `limit` model turns."""
+    result: MaxTurns = _build(MaxTurns, max_turns=limit, name=name)
+    return result
+
+
+def forbidden_tools(*tools: str, name: str = "") -> ForbiddenTools:
+    """The agent called none of `tools`, nor any tool the item forbids."""
+    result: ForbiddenTools = _build(ForbiddenTools, tools=list(tools), name=name)
     return result

@@ -50,6 +50,8 @@ class HttpLlmClient(ABC):
     """Base of the HTTP providers. `stream()` never raises; every failure becomes the final message."""
 
     provider_name = "provider"
+    # Words for a reply asked to match a JSON Schema by a protocol that cannot ask for it; "" if it can.
+    no_response_schema = ""
     api: Api = "openai-completions"
     # Used when neither the client nor the model names a base URL.
     default_base_url = ""
@@ -246,6 +248,9 @@ class HttpLlmClient(ABC):
             return
         if not self._base(model):
             yield builder.finish(error=f"No base URL is set for model {model.id}; set one in the settings.")
+            return
+        if options.response_schema is not None and self.no_response_schema:
+            yield builder.finish(error=self.no_response_schema)
             return
         request = self.build_request(model, context, options, self.streaming)
         # Fields this client does not model (tool_choice, seed, top_p...) go in as given.

@@ -130,6 +130,10 @@ class AnthropicClient(HttpLlmClient):
 
     provider_name = "anthropic"
     api = "anthropic-messages"
+    no_response_schema = (
+        "This model is reached through Anthropic's Messages API, for which yiem cannot yet ask for JSON "
+        "matching a schema; remove the variant's response schema, or use an OpenAI-compatible provider."
+    )
     default_base_url = "https://api.anthropic.com"
 
     def models_url(self, base_url: str) -> str:

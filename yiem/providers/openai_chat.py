@@ -102,6 +102,9 @@ class OpenAIChatClient(HttpLlmClient):
             body["temperature"] = options.temperature
         if options.max_tokens is not None:
             body[self.max_tokens_field] = options.max_tokens
+        if options.response_schema is not None:
+            schema = {"name": "answer", "schema": options.response_schema}
+            body["response_format"] = {"type": "json_schema", "json_schema": schema}
         return HttpRequest(f"{self._base(model)}/chat/completions", headers, body)
 
     def read_events(
