@@ -38,6 +38,10 @@ _NEEDS_PATH = {AssertionKind.JSONPATH_EQUALS, AssertionKind.JSONPATH_CONTAINS, A
 _NEEDS_NUMBER = {AssertionKind.SIZE_UNDER, AssertionKind.TIME_UNDER}
 
 
+class AssertionFormError(YiemError, ValueError):
+    """An assertion that cannot be checked as filled in (no path, no number, a bad pattern)."""
+
+
 class Assertion(BaseModel):
     """One check on a result; `path` is a JSONPath into the result as the server sent it
     (`$.content[0].text`, `$.structuredContent.field`), `value` what it is compared with."""
@@ -53,21 +57,23 @@ class Assertion(BaseModel):
     def _usable(self) -> Assertion:
         if self.kind in _NEEDS_PATH:
             if not self.path:
-                raise ValueError(f"a {self.kind.value} assertion needs a JSONPath (path)")
+                raise AssertionFormError(f"a {self.kind.value} assertion needs a JSONPath (path)")
             compile_jsonpath(self.path)
         if self.kind in _NEEDS_NUMBER and (
             isinstance(self.value, bool) or not isinstance(self.value, int | float) or self.value <= 0
         ):
-            raise ValueError(f"a {self.kind.value} assertion needs a positive number (value)")
+            raise AssertionFormError(f"a {self.kind.value} assertion needs a positive number (value)")
         if self.kind in (AssertionKind.TEXT_CONTAINS, AssertionKind.TEXT_MATCHES) and not isinstance(
             self.value, str
         ):
-            raise ValueError(f"a {self.kind.value} assertion needs text (value)")
+            raise AssertionFormError(f"a {self.kind.value} assertion needs text (value)")
         if self.kind is AssertionKind.TEXT_MATCHES:
             try:
                 re.compile(str(self.value))
             except re.error as exc:
-                raise ValueError(f"the pattern {self.value!r} is not a regular expression: {exc}") from None
+                raise AssertionFormError(
+                    f"the pattern {self.value!r} is not a regular expression: {exc}"
+                ) from None
         return self
 
     def words(self) -> str:
