@@ -114,12 +114,14 @@ def run_collection(
     entries: Mapping[str, McpServerConfig] | None = None,
     overrides: Mapping[str, str] | None = None,
     on_progress: ProgressCallback | None = None,
-    connect: Callable[[str, McpServerConfig], McpClient] | None = None,
+    connected: Mapping[str, McpClient] | None = None,
 ) -> CheckRun:
     """Run every saved call; a server that cannot be reached or an assertion the tool cannot meet
-    raises `CheckSetupError` before any call is counted."""
-    chosen = resolve_entries(collection, entries, overrides)
-    opener = connect or (lambda name, entry: connect_server(name, entry))
+    raises `CheckSetupError` before any call is counted.
+
+    `connected` (the Tools page's open sessions, by entry name) are used as they are and left open;
+    other entries are connected for the run and closed after it."""
+    chosen = _chosen(collection, entries, overrides, connected or {})
     run = CheckRun(collection=collection.name, servers={k: v[0] for k, v in chosen.items()})
     started = time.perf_counter()
     with ExitStack() as stack:
@@ -127,8 +129,11 @@ def run_collection(
         schemas: dict[str, dict[str, Mapping[str, Any] | None]] = {}
         for server, (entry_name, entry) in chosen.items():
             try:
-                client = opener(entry_name, entry)
-                stack.callback(client.close)
+                client = (connected or {}).get(entry_name)
+                if client is None and entry is not None:
+                    client = connect_server(entry_name, entry)
+                    stack.callback(client.close)
+                assert client is not None  # _chosen gives an entry for every server not connected
                 tools = client.list_tools()
             except (McpError, McpConfigError, OSError) as exc:
                 raise CheckSetupError(
@@ -144,6 +149,30 @@ def run_collection(
                 on_progress(index + 1, total, call)
     run.duration_ms = (time.perf_counter() - started) * 1000
     return run
+
+
+def _chosen(
+    collection: Collection,
+    entries: Mapping[str, McpServerConfig] | None,
+    overrides: Mapping[str, str] | None,
+    connected: Mapping[str, McpClient],
+) -> dict[str, tuple[str, McpServerConfig | None]]:
+    if not connected:
+        return dict(resolve_entries(collection, entries, overrides))
+    # On the page: a connected server by its name, else an entry as the command line finds it.
+    placeholders = {name: None for name in connected}
+    known = {**dict(entries or {}), **placeholders}
+    overrides = dict(overrides or {})
+    chosen: dict[str, tuple[str, McpServerConfig | None]] = {}
+    for server in sorted({call.server for call in collection.calls}):
+        name = overrides.get(server, server)
+        if name not in known:
+            raise CheckSetupError(
+                f"The collection calls server {server!r}, which is not connected; connect it or run it "
+                f"against another server ({', '.join(sorted(connected))})."
+            )
+        chosen[server] = (name, known[name])
+    return chosen
 
 
 def _check_calls_exist(collection: Collection, schemas: Mapping[str, Mapping[str, Any]]) -> None:
