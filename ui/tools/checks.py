@@ -71,7 +71,7 @@ def draw_save_form(record: CallRecord) -> None:
             "Time under N ms (0: no limit)", min_value=0, value=0, key=f"checks-ms-{record.id}"
         )
         snapshot = st.checkbox("Snapshot: equal to this result", key=f"checks-snap-{record.id}")
-        if not st.form_submit_button("Save"):
+        if not st.form_submit_button("Save the call"):
             return
     try:
         assertions = []
@@ -183,6 +183,8 @@ def _draw_run(saved: Any, stored: StoredCollection, mine: bool) -> None:
             bar.empty()
             saved.keep_run(stored, run)
             st.session_state[LAST_RUN] = (stored.id, run)
+    if accepted := st.session_state.pop("checks-accepted", None):
+        st.success(accepted)
     last = st.session_state.get(LAST_RUN)
     if last is not None and last[0] == stored.id:
         _draw_outcomes(saved, stored, last[1], mine)
@@ -210,9 +212,17 @@ def _draw_outcomes(saved: Any, stored: StoredCollection, run: CheckRun, mine: bo
             st.button(
                 "Accept new result",
                 key=f"checks-accept-{outcome.call_id}",
-                on_click=saved.accept_snapshot,
-                args=(stored.name, outcome.call_id, outcome.result),
+                on_click=_accept,
+                args=(saved, stored.name, outcome.call_id, outcome.name, outcome.result),
             )
+
+
+def _accept(saved: Any, collection: str, call_id: str, label: str, result: dict[str, Any]) -> None:
+    saved.accept_snapshot(collection, call_id, result)
+    st.session_state.pop(LAST_RUN, None)  # its diff is against the snapshot just replaced
+    st.session_state["checks-accepted"] = (
+        f"Accepted the new result of {label}; the next run compares with it."
+    )
 
 
 def _draw_chart(saved: Any, stored: StoredCollection) -> None:
