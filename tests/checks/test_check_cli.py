@@ -207,3 +207,27 @@ def test_run_collection_reports_progress_per_call(everything_stdio: StdioServer)
     run = run_collection(collection, on_progress=lambda done, total, call: seen.append((done, total)))
     assert seen == [(1, 3), (2, 3), (3, 3)]
     assert run.passed == 3 and run.pass_rate == 1.0
+
+
+def test_the_readmes_example_collection_passes_against_the_projects_test_server(
+    tmp_path: Path, everything_stdio: StdioServer
+) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "yiem",
+            "check",
+            "examples/everything-smoke.json",
+            "--junit",
+            str(tmp_path / "j.xml"),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "CI": "true"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    suite = next(iter(JUnitXml.fromfile(str(tmp_path / "j.xml"))))
+    assert (suite.tests, suite.failures) == (2, 0)
