@@ -21,6 +21,7 @@ from sqlalchemy.engine import Engine
 
 from ui import account
 from yiem.chat import ChatLibrary, ChatSession, stored_setup
+from yiem.checks import SavedChecks
 from yiem.explorer import GrantVault, ServerQuestions
 from yiem.identity import Owner
 from yiem.mcp import (
@@ -161,6 +162,11 @@ def grant_vault() -> GrantVault:
 def library() -> ChatLibrary:
     """This person's saved setups (presets) and prompts, for Chat, Experiments and Compare."""
     return ChatLibrary(store_engine(database_url()), owner().id)
+
+
+def saved_checks() -> SavedChecks:
+    """This person's collections of saved tool calls (and the team's shared ones), for the Tools page."""
+    return SavedChecks(store_engine(database_url()), owner().id)
 
 
 def mcp_auth(name: str, entry: McpServerConfig, *, typed: bool = False) -> GrantAuth | None:

@@ -1,6 +1,5 @@
-"""A short demo of the agent loop: ScriptedLlm plays the model, a Python function is the tool.
-
-Run with `python -m yiem`; every event is printed as it arrives.
+"""`python -m yiem`: with no arguments a short demo of the agent loop (ScriptedLlm plays the model, a
+Python function is the tool); `python -m yiem check COLLECTION` runs saved checks (see `--help`).
 """
 
 from __future__ import annotations
@@ -8,7 +7,10 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
+import click
+
 from yiem.agent import Agent
+from yiem.checks._cli import check_command
 from yiem.events import (
     AgentEndEvent,
     AgentEvent,
@@ -111,5 +113,16 @@ def main(out: TextIO = sys.stdout) -> int:
     return 0 if agent.state.error_message is None else 1
 
 
+@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.pass_context
+def cli(context: click.Context) -> None:
+    """yiem from the command line: with no command, a short demo of the agent loop."""
+    if context.invoked_subcommand is None:
+        context.exit(main())
+
+
+cli.add_command(check_command)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    cli()

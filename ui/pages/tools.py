@@ -10,6 +10,7 @@ from ui import bootstrap
 from ui.tools import connect as connection
 from ui.tools.browse import draw_prompts, draw_resources
 from ui.tools.calls import draw_history, draw_tools, finish_run
+from ui.tools.checks import draw_checks
 from ui.tools.log import draw_log
 from ui.tools.questions import draw_questions
 from ui.tools.templates import draw_templates
@@ -23,7 +24,7 @@ st.caption("Connect to MCP servers, try their tools, read their resources and pr
 finish_run()
 server = connection.draw_connection_panel()
 
-TABS = ["Tools", "Resources", "Prompts", "History", "Log"]
+TABS = ["Tools", "Resources", "Prompts", "History", "Checks", "Log"]
 if server is None:
     if session.get("tools-history"):
         st.subheader("History", anchor=False)
@@ -32,7 +33,7 @@ if server is None:
 
 client = connection.clients()[server]
 draw_questions(server)
-tools_tab, resources_tab, prompts_tab, history_tab, log_tab = st.tabs(
+tools_tab, resources_tab, prompts_tab, history_tab, checks_tab, log_tab = st.tabs(
     TABS, key="tools-tab", on_change="rerun"
 )
 if tools_tab.open:
@@ -48,6 +49,9 @@ if prompts_tab.open:
 if history_tab.open:
     with history_tab:
         draw_history()
+if checks_tab.open:
+    with checks_tab:
+        draw_checks()
 if log_tab.open:
     with log_tab:
         draw_log(server, client)

@@ -7,6 +7,7 @@ from typing import Any
 import streamlit as st
 
 from ui.tools import connect as connection
+from ui.tools.checks import draw_save_form
 from ui.tools.form import FormKeys, draw_form, form_arguments, load_arguments, remember
 from ui.tools.questions import new_questions
 from ui.tools.result import draw_record
@@ -310,6 +311,7 @@ def draw_history() -> None:
                 args=(record,),
                 icon=":material/replay:",
             )
+            draw_save_form(record)
             client = connection.clients().get(record.server)
             read = client.read_resource if client is not None else None
             draw_record(record, None, key=f"history-{record.id}", read=read)

@@ -1,6 +1,7 @@
 """The store: conversations, messages and usage rows on SQLite or PostgreSQL, with migrations."""
 
 from yiem.store._budget_tables import budget_reservations, budgets
+from yiem.store._check_tables import check_collections, check_runs
 from yiem.store._compare_tables import COMPARE_SOURCE, compare_runs, compare_votes
 from yiem.store._conversations import Conversation, ConversationStore
 from yiem.store._demo_data import DAY_MS, DemoDataError, generate, seed_demo
@@ -57,6 +58,8 @@ __all__ = [
     "ViewCopies",
     "budget_reservations",
     "budgets",
+    "check_collections",
+    "check_runs",
     "compare_runs",
     "compare_votes",
     "conversations",
