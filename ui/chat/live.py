@@ -17,6 +17,7 @@ from ui.chat import history
 from ui.chat import settings as chat_settings
 from ui.chat import unsent as chat_unsent
 from ui.chat.questions import InlineQuestions, ParkedRun, ParkedRuns, inline_questions, parked_runs
+from yiem.amounts import duration
 from yiem.chat import BackgroundEvents, ChatSession, Quiet, reply_caption, safe_markdown
 from yiem.events import (
     AgentEndEvent,
@@ -170,7 +171,7 @@ def _draw_run(events: Iterator[AgentEvent | Quiet], inline: InlineQuestions) -> 
             # The final state first: leaving `with status:` would otherwise mark a failure complete.
             status.update(
                 label=f"Tool `{event.tool_call.name}` {'failed' if failed else 'done'} "
-                f"({event.duration_ms / 1000:.1f} s)",
+                f"({duration(event.duration_ms)})",
                 state="error" if failed else "complete",
                 expanded=False,
             )
