@@ -7,6 +7,7 @@ from typing import Any
 import streamlit as st
 
 from ui.experiments.state import RUN, WIDGET_PREFIX, experiment_store, live_run, save, with_session_keys
+from ui.state import TOOL_REGISTRY
 from yiem.amounts import dollars
 from yiem.experiments import BackgroundRun, ExperimentDraft, ExperimentError, Progress, RunRecord, check_spec
 
@@ -14,7 +15,7 @@ POLL_SECONDS = 0.5
 
 
 def _tools() -> dict[str, Any]:
-    registry = st.session_state.get("tool_registry")
+    registry = TOOL_REGISTRY.get()
     return dict(registry.tools) if registry is not None else {}
 
 

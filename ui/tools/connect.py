@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from ui import bootstrap
+from ui.state import ENABLED_TOOLS, MCP_CLIENTS, MCP_ERRORS
 from ui.tools import sign_in
 from ui.tools.questions import server_questions
 from yiem.chat import safe_markdown
@@ -62,8 +63,7 @@ def config_path() -> Path:
 
 
 def clients() -> dict[str, McpClient]:
-    found: dict[str, McpClient] = st.session_state.setdefault("mcp_clients", {})
-    return found
+    return MCP_CLIENTS.setdefault(dict)
 
 
 def registry() -> ToolRegistry:
@@ -110,7 +110,7 @@ def connect(name: str, entry: McpServerConfig, *, typed: bool = False) -> bool:
         return False
     errors.pop(name, None)
     sign_in.clear(name)
-    st.session_state.get("mcp_errors", {}).pop(name, None)
+    MCP_ERRORS.get({}).pop(name, None)
     clients()[name] = client
     watch(name, client)
     return True
@@ -121,7 +121,7 @@ def disconnect(name: str) -> None:
     chat_names = set(registry().chat_names(name).values())
     client = clients().pop(name, None)
     registry().remove_mcp_server(name)
-    st.session_state["enabled_tools"] = enabled_tools() - chat_names
+    ENABLED_TOOLS.set(enabled_tools() - chat_names)
     st.session_state.get(_PINGS, {}).pop(name, None)
     st.session_state.get(TOOL_LISTS, {}).pop(name, None)
     st.session_state.get(_EVENTS, {}).pop(name, None)
