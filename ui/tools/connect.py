@@ -9,7 +9,7 @@ from typing import Any
 import streamlit as st
 
 from ui import bootstrap
-from ui.state import ENABLED_TOOLS, MCP_CLIENTS, MCP_ERRORS
+from ui.state import ENABLED_TOOLS, MCP_CLIENTS, MCP_ERRORS, TOOL_REGISTRY
 from ui.tools import sign_in
 from ui.tools.questions import server_questions
 from yiem.chat import safe_markdown
@@ -67,13 +67,11 @@ def clients() -> dict[str, McpClient]:
 
 
 def registry() -> ToolRegistry:
-    found: ToolRegistry = st.session_state.setdefault("tool_registry", ToolRegistry())
-    return found
+    return TOOL_REGISTRY.setdefault(ToolRegistry)
 
 
 def enabled_tools() -> set[str]:
-    found: set[str] = st.session_state.setdefault("enabled_tools", set())
-    return found
+    return ENABLED_TOOLS.setdefault(set)
 
 
 def _load_config() -> tuple[McpConfig, str | None]:
