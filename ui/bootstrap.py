@@ -1,11 +1,6 @@
 """The Streamlit session's objects: store, model settings, tools and chat, created once per session.
 
-Keys in `st.session_state` that pages rely on:
-- `owner` (yiem.identity.Owner: who is signed in, or the local user; every store query is theirs),
-- `store` (ConversationStore), `chat` (ChatSession), `settings` (ModelSetup),
-- `tool_registry` (ToolRegistry), `mcp_clients` (server name -> McpClient),
-  `mcp_errors` (server name -> why it could not start), `enabled_tools` (set of tool names),
-- `mcp_questions` (ServerQuestions: what servers ask the person, answered on the Tools page).
+Their session keys and types are in ui.state.
 """
 
 from __future__ import annotations
@@ -14,12 +9,23 @@ import contextlib
 import os
 import weakref
 from pathlib import Path
-from typing import Any
 
 import streamlit as st
 from sqlalchemy.engine import Engine
 
 from ui import account
+from ui.state import (
+    CHAT,
+    ENABLED_TOOLS,
+    MCP_CLIENTS,
+    MCP_ERRORS,
+    MCP_QUESTIONS,
+    OWNER,
+    SESSION_RESOURCES,
+    SETTINGS,
+    STORE,
+    TOOL_REGISTRY,
+)
 from yiem.chat import ChatLibrary, ChatSession, stored_setup
 from yiem.checks import SavedChecks
 from yiem.explorer import GrantVault, ServerQuestions
@@ -57,51 +63,49 @@ def ensure_session() -> None:
     """Create whatever this session lacks; cheap when everything is there already.
 
     With sign-in on and nobody signed in, draws the sign-in page and stops (see ui.account)."""
-    state: Any = st.session_state
     owner = account.current_owner()
-    if "owner" in state and state["owner"].id != owner.id:
+    previous = OWNER.get()
+    if previous is not None and previous.id != owner.id:
         # Another person in this browser session (signed out, then in as someone else): nothing of
         # the previous person's (open conversation, settings, typed keys, tools) may stay.
-        for key in list(state.keys()):
-            del state[key]
-    state["owner"] = owner
-    if "settings" not in state:
+        for key in list(st.session_state.keys()):
+            del st.session_state[key]
+    OWNER.set(owner)
+    if not SETTINGS.present():
         # Before anything is stored, logged or shown: every secret the server holds is masked.
         install_log_redaction()
         register_server_secrets(secret)
-    if "store" not in state:
-        state["store"] = ConversationStore(store_engine(database_url()), owner.id)
-    if "chat" not in state:
-        state["chat"] = ChatSession(state["store"])
-    if "settings" not in state:
-        state["settings"] = default_settings(secret)
-        _start_from_last_setup(state)
-    if "mcp_questions" not in state:
-        state["mcp_questions"] = ServerQuestions()
-    if "tool_registry" not in state:
-        registry, clients, errors = connect_mcp_servers(state["mcp_questions"])
-        state["tool_registry"] = registry
-        state["mcp_clients"] = clients
-        state["mcp_errors"] = errors
+    if not STORE.present():
+        STORE.set(ConversationStore(store_engine(database_url()), owner.id))
+    if not CHAT.present():
+        CHAT.set(ChatSession(STORE()))
+    if not SETTINGS.present():
+        SETTINGS.set(default_settings(secret))
+        _start_from_last_setup()
+    questions = MCP_QUESTIONS.setdefault(ServerQuestions)
+    if not TOOL_REGISTRY.present():
+        registry, clients, errors = connect_mcp_servers(questions)
+        TOOL_REGISTRY.set(registry)
+        MCP_CLIENTS.set(clients)
+        MCP_ERRORS.set(errors)
         # When Streamlit drops this session, its MCP servers (child processes, HTTP sessions) end too.
         # The holder is referenced only from session state; clients refer back to the registry, so
         # neither of those could carry the finalizer.
         holder = _SessionResources()
         weakref.finalize(holder, _close_clients, clients)
-        state["yiem_session_resources"] = holder
-    if "enabled_tools" not in state:
-        state["enabled_tools"] = set()
+        SESSION_RESOURCES.set(holder)
+    ENABLED_TOOLS.setdefault(set)
 
 
-def _start_from_last_setup(state: Any) -> None:
+def _start_from_last_setup() -> None:
     # A new session starts from the setup last sent with; the store being down only loses that.
     try:
-        last = stored_setup(state["store"].last_setup())
+        last = stored_setup(STORE().last_setup())
     except StoreError:
         return
     if last is not None:
-        state["settings"] = state["settings"].restored(last)
-        state["enabled_tools"] = set(last.tools)
+        SETTINGS.set(SETTINGS().restored(last))
+        ENABLED_TOOLS.set(set(last.tools))
 
 
 class _SessionResources:
@@ -182,7 +186,7 @@ def mcp_auth(name: str, entry: McpServerConfig, *, typed: bool = False) -> Grant
 
 def owner() -> Owner:
     """The person using this session (the local user without sign-in)."""
-    found: Owner | None = st.session_state.get("owner")
+    found = OWNER.get()
     return found if found is not None else account.current_owner()
 
 
@@ -194,5 +198,4 @@ def may_change_mcp_config() -> bool:
 
 def settings() -> ModelSetup:
     """This session's model settings."""
-    found: ModelSetup = st.session_state["settings"]
-    return found
+    return SETTINGS()

@@ -10,6 +10,7 @@ from typing import Any, TextIO
 import click
 
 from yiem.agent import Agent
+from yiem.amounts import dollars
 from yiem.checks._cli import check_command
 from yiem.events import (
     AgentEndEvent,
@@ -85,7 +86,7 @@ def describe(event: AgentEvent) -> str | None:
         if message.role == "assistant":
             cost = getattr(message, "cost", None)
             extra = f" stop={message.stop_reason} tokens={message.usage.total_tokens}"
-            extra += f" cost=${cost.total:.6f}" if cost is not None else ""
+            extra += f" cost={dollars(cost.total)}" if cost is not None else ""
         return f"[{event.type}] {message.role}{extra}"
     if isinstance(event, AgentEndEvent):
         return f"[{event.type}] stop_reason={event.stop_reason} messages={len(event.messages)}"

@@ -239,7 +239,7 @@ def test_title_and_caption_formats() -> None:
         cost=UsageCost(total=0.0123),
         duration_ms=2500,
     )
-    assert reply_caption(message) == "12.3k in · 67 out · 8 cached · $0.0123 · 2.5 s"
+    assert reply_caption(message) == "12.3k in · 67 out · 8 cached · $0.0123 · 2.50 s"
 
 
 def test_history_start_keeps_whole_turns_within_the_limit() -> None:

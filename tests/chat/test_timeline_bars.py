@@ -52,7 +52,7 @@ def test_overlapping_calls_get_their_own_lanes_and_later_ones_reuse_them() -> No
     first = bars[0]
     assert (first.start_ms, first.end_ms, first.first_token_ms) == (0.0, 1000.0, 250.0)
     # LLM bars: model, duration, time to first token, tokens and cost; an unpriced reply says so.
-    assert first.label == "gpt-4o · 1.00 s · first token 250 ms · 1200 in / 30 out · $0.004050"
+    assert first.label == "gpt-4o · 1.00 s · first token 250 ms · 1,200 in / 30 out · $0.004050"
     assert bars[-1].label.endswith("0 in / 0 out · price unknown")
     assert bars[1].label == "fetch (web) · 1.00 s" and not bars[1].failed
     assert bars[2].failed and bars[2].start_ms == 1000.0

@@ -215,8 +215,8 @@ def test_prompt_arguments_become_a_form() -> None:
 def test_durations_read_in_ms_then_seconds() -> None:
     assert duration_words(None) == "…"
     assert duration_words(17.4) == "17 ms"
-    assert duration_words(6665) == "6.7 s"
-    assert duration_words(61_000) == "61.0 s"
+    assert duration_words(6665) == "6.67 s"
+    assert duration_words(61_000) == "1 min 1 s"
 
 
 def test_history_with_a_lone_surrogate_exports_it_replaced() -> None:

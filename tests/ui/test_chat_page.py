@@ -52,7 +52,7 @@ def test_a_message_and_its_streamed_reply_with_cost_caption(db_url: str) -> None
     assert _texts(at, "assistant") == ["Hello from the script!"]
     captions = [caption.value for caption in at.caption]
     # 1000 × $3/M + 200 × $15/M = $0.006
-    assert any("1000 in · 200 out · 0 cached · $0.006000" in caption for caption in captions), captions
+    assert any("1,000 in · 200 out · 0 cached · $0.006000" in caption for caption in captions), captions
     conversation_id = at.query_params["c"]
     saved = _store(db_url).load_messages(conversation_id)
     assert [m.role for m in saved] == ["user", "assistant"]

@@ -52,7 +52,7 @@ def test_the_timeline_is_drawn_only_when_opened_and_again_after_reopening(db_url
     (chart,) = _charts(at)
     bars = chart["data"][0]
     assert bars["y"] == ["model", "tools 1", "model"]
-    assert bars["text"][0].startswith("scripted-1 · ") and "1000 in / 200 out · $0.006000" in bars["text"][0]
+    assert bars["text"][0].startswith("scripted-1 · ") and "1,000 in / 200 out · $0.006000" in bars["text"][0]
     assert bars["text"][1].startswith("add · ")
     assert chart["data"][1]["text"] == ["TTFT", "TTFT"]
 

@@ -30,7 +30,7 @@ def test_setting_a_limit_stores_it_and_draws_its_burn_down(known_usage: Engine, 
     [stored] = BudgetStore(known_usage).all()
     assert (stored.scope, stored.provider, stored.period, stored.limit_usd) == ("team", "openai", "day", 0.5)
     # The seeded rows are from October 2026, before today: nothing is spent in today's period.
-    assert "**The team's daily limit for openai**: $0.0000 of $0.50 (0%)" in _texts(page)
+    assert "**The team's daily limit for openai**: $0.0000 of $0.5000 (0%)" in _texts(page)
     charts = [chart for chart in page.get("plotly_chart") if "burn_" in str(chart.proto.id)]
     assert len(charts) == 1
 

@@ -1,4 +1,4 @@
-"""How the Costs page writes money and token counts."""
+"""How the Costs page writes money and token counts: yiem.amounts' rules, a dash when missing."""
 
 from ui.costs.numbers import dollars, percent, seconds, tokens
 
@@ -11,7 +11,8 @@ def test_dollars_round_halves_up_as_on_an_invoice() -> None:
 
 
 def test_tokens_fit_their_card_and_missing_figures_are_dashes() -> None:
-    assert tokens(999_999) == "999,999"
+    assert tokens(9_999) == "9,999"
+    assert tokens(999_999) == "1.0M"
     assert tokens(1_260_000) == "1.3M"
     assert seconds(None) == percent(None) == "—"
     assert seconds(1750) == "1.75 s"

@@ -35,7 +35,7 @@ def test_seeded_rows_render_hand_computed_figures(known_usage: Engine, costs_pag
     assert shown["Cached input tokens"] == ("3,000", "+0.0%")
     assert shown["Input from cache"][0] == "40.0%"
     assert shown["Median latency"][0] == "1.75 s"
-    assert shown["Median time to first token"][0] == "0.50 s"
+    assert shown["Median time to first token"][0] == "500 ms"
     assert shown["Error rate"][0] == "25.0%"
     assert "Price unknown** for 1 of these requests: local models" in page.warning[0].value
     tables = [df.value for df in page.dataframe]
@@ -109,7 +109,7 @@ def test_experiment_filter_is_shared_by_url(known_usage: Engine, costs_page: Any
     assert not page.exception
     assert page.query_params["experiment"] in (QUIZ_ID, [QUIZ_ID])
     shown = metrics(page)
-    assert (shown["Requests"][0], shown["Total cost"][0]) == ("3", "$0.0010")  # $0.00095, priced rows only
+    assert (shown["Requests"][0], shown["Total cost"][0]) == ("3", "$0.000950")  # priced rows only
     assert "Price unknown** for 1 of these requests" in page.warning[0].value
     assert page.selectbox(key="conversation_pick").options == ["All conversations", "v · q1", "v · q2"]
     page.selectbox(key="experiment_pick").select_index(0).run()
@@ -198,7 +198,7 @@ def test_compare_page_filter_is_shared_by_url(known_usage: Engine, costs_page: A
     assert not page.exception
     assert page.query_params["source"] in ("compare", ["compare"])
     shown = metrics(page)
-    assert (shown["Requests"][0], shown["Total cost"][0]) == ("2", "$0.0020")
+    assert (shown["Requests"][0], shown["Total cost"][0]) == ("2", "$0.002000")
     page.selectbox(key="source_pick").select_index(0).run()
     assert "source" not in page.query_params
     assert metrics(page)["Requests"][0] == "6"

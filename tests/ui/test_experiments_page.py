@@ -95,7 +95,7 @@ def test_cost_so_far_says_price_unknown_never_zero() -> None:
     assert progress_text(local) == "2 / 8 items · about 12 s left · cost so far: price unknown"
     mixed = Progress(done=4, total=8, errors=1, cost=0.0012, elapsed_s=4.0, unpriced=1)
     assert progress_text(mixed) == (
-        "4 / 8 items · about 4 s left · $0.0012 so far (+1 items of unknown price) · 1 errors"
+        "4 / 8 items · about 4 s left · $0.001200 so far (+1 items of unknown price) · 1 errors"
     )
     # A priced reply judged by a model of unknown price: its dollars are not all known either.
     judged = Score(

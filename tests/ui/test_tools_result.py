@@ -90,7 +90,7 @@ def test_every_content_kind_is_drawn() -> None:
         "The structured content does not match the tool's output schema: "
         "total: 'three' is not of type 'integer'"
     ]
-    assert "s` · `t` · 1.2 s" in captions
+    assert "s` · `t` · 1.23 s" in captions
 
 
 def test_an_error_result_and_a_failed_call_read_as_errors() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import streamlit as st
 
 from ui import bootstrap
+from ui.state import AGENT, CHAT, CLIENT, ENABLED_TOOLS, TOOL_REGISTRY
 from yiem.agent import Agent
 from yiem.chat import RunAgent
 from yiem.events import AgentEvent
@@ -42,7 +43,7 @@ def _client() -> tuple[LlmClient, LlmModel]:
         return client, model
     settings = bootstrap.settings()
     fingerprint = (settings.provider, settings.base_url, settings.model_id, settings.api_key)
-    cached = st.session_state.get("yiem_client")
+    cached = CLIENT.get()
     if cached is not None and cached[0] == fingerprint:
         return cached[1], cached[2]
     waiting = "Starting the local model…" if settings.provider == LOCAL else "Connecting…"
@@ -55,7 +56,7 @@ def _client() -> tuple[LlmClient, LlmModel]:
         close = getattr(cached[1], "close", None)  # the settings changed: free the old connections
         if close is not None:
             close()
-    st.session_state["yiem_client"] = (fingerprint, client, model)
+    CLIENT.set((fingerprint, client, model))
     return client, model
 
 
@@ -66,7 +67,7 @@ def current_model() -> LlmModel | None:
         return override[1]  # type: ignore[no-any-return]
     settings = bootstrap.settings()
     fingerprint = (settings.provider, settings.base_url, settings.model_id, settings.api_key)
-    cached = st.session_state.get("yiem_client")
+    cached = CLIENT.get()
     if cached is not None and cached[0] == fingerprint:
         return cached[2]  # type: ignore[no-any-return]
     if settings.provider == LOCAL:
@@ -92,7 +93,7 @@ def provider() -> str:
 
 def tools_note() -> str | None:
     """Why enabled tools will not be sent to the chosen model, if they will not."""
-    enabled: set[str] = st.session_state.get("enabled_tools", set())
+    enabled: set[str] = ENABLED_TOOLS.get(set())
     if not enabled or calls_tools(provider()):
         return None
     return (
@@ -118,8 +119,8 @@ def prepare() -> tuple[RunAgent, LlmModel, Agent]:
     """
     client, model = _client()
     settings = bootstrap.settings()
-    registry: Any = st.session_state["tool_registry"]
-    enabled: set[str] = st.session_state["enabled_tools"]
+    registry: Any = TOOL_REGISTRY()
+    enabled: set[str] = ENABLED_TOOLS()
     tools = [tool for name, tool in registry.tools.items() if name in enabled and calls_tools(model.provider)]
     config = AgentLoopConfig(
         tool_execution=settings.tool_execution,
@@ -127,9 +128,9 @@ def prepare() -> tuple[RunAgent, LlmModel, Agent]:
         max_tokens=settings.max_tokens,
     )
     # Every request of the run (each turn) is checked against the spending limits before it is sent.
-    budgeted = st.session_state["chat"].budget.wrap(client)
+    budgeted = CHAT().budget.wrap(client)
     agent = Agent(budgeted, model, system_prompt=settings.system_prompt, tools=tools, config=config)
-    st.session_state["agent"] = agent
+    AGENT.set(agent)
 
     def run_agent(history: list[AgentMessage], prompt: UserMessage) -> Iterator[AgentEvent]:
         agent.state.messages = list(history)
@@ -140,7 +141,7 @@ def prepare() -> tuple[RunAgent, LlmModel, Agent]:
 
 def start_title(agent: Agent, model: LlmModel) -> None:
     """After a first reply, let the chat's model title the conversation in the background."""
-    chat = st.session_state["chat"]
+    chat = CHAT()
     client: LlmClient | None = agent.llm
     if st.session_state.get(OVERRIDE_KEY) is not None:
         # A test's scripted model answers only what its test scripted: titles need their own.

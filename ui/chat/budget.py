@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.chat import unsent as chat_unsent
+from ui.state import NOTICE, UNSENT
 from yiem.chat import ChatSession
 from yiem.types import ImageContent, LlmModel
 
@@ -22,10 +22,8 @@ def refused(chat: ChatSession, model: LlmModel, max_tokens: int | None) -> bool:
     if chat.conversation is None:
         st.query_params.pop("c", None)
     again = " Attach the images again." if any(isinstance(b, ImageContent) for b in prompt.content) else ""
-    st.session_state[chat_unsent.NOTICE_KEY] = (
-        f"{checked.message} Your message is back in the box below.{again}"
-    )
-    st.session_state[chat_unsent.UNSENT_KEY] = prompt.text
+    NOTICE.set(f"{checked.message} Your message is back in the box below.{again}")
+    UNSENT.set(prompt.text)
     return True
 
 

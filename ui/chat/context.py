@@ -7,7 +7,7 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.chat import agent as chat_agent
-from ui.chat import unsent as chat_unsent
+from ui.state import NOTICE, UNSENT
 from yiem.chat import (
     KEEP_FRACTION,
     ChatSession,
@@ -86,7 +86,7 @@ def _draw_ways_out(chat: ChatSession, model: LlmModel, pending: str) -> None:
         if start >= len(chat.messages):
             chat.new()
             st.query_params.pop("c", None)
-            st.session_state[chat_unsent.NOTICE_KEY] = (
+            NOTICE.set(
                 "Even the latest turn alone fills more than half of the context window, so this is a new "
                 "chat instead; the old one is kept in the sidebar."
             )
@@ -94,11 +94,11 @@ def _draw_ways_out(chat: ChatSession, model: LlmModel, pending: str) -> None:
             try:
                 st.query_params["c"] = chat.continue_with_latest(start).id
             except StoreError as error:
-                st.session_state[chat_unsent.NOTICE_KEY] = f"{error} Your message is back in the box below."
+                NOTICE.set(f"{error} Your message is back in the box below.")
     if new or drop:
         st.session_state.pop(REFUSED_KEY, None)
         st.session_state.pop(COUNT_KEY, None)
-        st.session_state[chat_unsent.UNSENT_KEY] = pending
+        UNSENT.set(pending)
         st.rerun()
 
 
@@ -115,9 +115,9 @@ def refuse_if_full(chat: ChatSession, prompt: UserMessage) -> None:
     # Only the typed text goes back: attached documents stay in their box, counted from there.
     text = typed_text(prompt)
     st.session_state[REFUSED_KEY] = (chat.conversation_id, text)
-    st.session_state[chat_unsent.UNSENT_KEY] = text
+    UNSENT.set(text)
     again = " Attach the images again." if any(isinstance(b, ImageContent) for b in prompt.content) else ""
-    st.session_state[chat_unsent.NOTICE_KEY] = (
+    NOTICE.set(
         "Not sent: the conversation with your message no longer fits the model's context window. "
         "Your message is back in the box below; start a new chat or drop the oldest turns, then send "
         f"it.{again}"

@@ -10,6 +10,7 @@ from ui.chat.timeline import draw_timeline
 from ui.chat.views import draw_chat_view
 from ui.clipboard import copy_button, listen_for_copies
 from ui.messages import draw_blocks, draw_tool_call, draw_tool_result
+from ui.state import NOTICE, PENDING
 from yiem.chat import (
     ChatSession,
     ChatSessionError,
@@ -110,7 +111,7 @@ def draw_history(chat: ChatSession) -> None:
         elif message.tool_call_id not in asked:
             with st.chat_message("assistant", avatar=avatars.TOOL):
                 draw_tool_result(message, copyable=True)
-    if last_prompt >= 0 and not st.session_state.get("yiem_pending"):
+    if last_prompt >= 0 and not PENDING.get():
         with st.container(horizontal=True):
             if st.button(
                 "Regenerate the last reply",
@@ -208,7 +209,7 @@ def _switch(chat: ChatSession, message_id: int) -> None:
     try:
         chat.switch_to(message_id)
     except StoreError as error:
-        st.session_state["yiem_notice"] = str(error)
+        NOTICE.set(str(error))
 
 
 def _fork(chat: ChatSession, index: int) -> None:
@@ -216,7 +217,7 @@ def _fork(chat: ChatSession, index: int) -> None:
     try:
         fork = chat.fork(index)
     except (ChatSessionError, StoreError) as error:
-        st.session_state["yiem_notice"] = str(error)
+        NOTICE.set(str(error))
         return
     st.query_params["c"] = fork.id
 
@@ -259,11 +260,11 @@ def _queue_resend(chat: ChatSession, index: int, new_text: str | None) -> None:
     try:
         prompt = chat.regenerate(index) if new_text is None else chat.rewind_to(index)
     except (ChatSessionError, StoreError) as error:
-        st.session_state["yiem_notice"] = str(error)
+        NOTICE.set(str(error))
         return
     images = [block for block in prompt.content if isinstance(block, ImageContent)]
     if new_text is None:
-        st.session_state["yiem_pending"] = prompt
+        PENDING.set(prompt)
     else:
         documents = [found for block in prompt.content if (found := _document(block)) is not None]
-        st.session_state["yiem_pending"] = with_documents(user_message(new_text, images), documents)
+        PENDING.set(with_documents(user_message(new_text, images), documents))

@@ -10,13 +10,12 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.chat import settings as chat_settings
-from ui.chat import unsent as chat_unsent
+from ui.state import FILLED_PROMPT, UNSENT
 from yiem.chat import ChatLibrary, Preset, SavedPrompt, safe_markdown
 from yiem.model_setup import ModelSetup, fill_template
 from yiem.store import StoreError
 
 FORM_KEY = "yiem_prompt_form"  # the saved prompt whose form is open
-SEND_KEY = "yiem_prompt_send"  # a filled prompt to send as if it had been typed
 PROBLEM_KEY = "yiem_library_problem"  # why the last save or delete failed, shown in its section
 
 T = TypeVar("T")
@@ -70,7 +69,7 @@ def _use_prompt(prompt: SavedPrompt) -> None:
     if prompt.variables:
         st.session_state[FORM_KEY] = prompt
     else:  # nothing to ask: it goes into the message box, to send or change first
-        st.session_state[chat_unsent.UNSENT_KEY] = prompt.text
+        UNSENT.set(prompt.text)
 
 
 def _problem() -> None:
@@ -181,7 +180,7 @@ def _form(prompt: SavedPrompt) -> None:
     _close_form()
     for name in prompt.variables:
         st.session_state.pop(f"prompt-var-{name}", None)
-    st.session_state[SEND_KEY if send else chat_unsent.UNSENT_KEY] = text
+    (FILLED_PROMPT if send else UNSENT).set(text)
     st.rerun()
 
 
@@ -190,9 +189,3 @@ def draw_form() -> None:
     prompt = st.session_state.get(FORM_KEY)
     if isinstance(prompt, SavedPrompt):
         _form(prompt)
-
-
-def sent_prompt(submitted: Any) -> Any:
-    """What the chat input gave, or a filled saved prompt sent from its form (as if it had been typed)."""
-    filled = st.session_state.pop(SEND_KEY, None)
-    return filled if filled is not None else submitted

@@ -17,6 +17,8 @@ from ui.chat import history
 from ui.chat import settings as chat_settings
 from ui.chat import unsent as chat_unsent
 from ui.chat.questions import InlineQuestions, ParkedRun, ParkedRuns, inline_questions, parked_runs
+from ui.state import NOTICE
+from yiem.amounts import duration
 from yiem.chat import BackgroundEvents, ChatSession, Quiet, reply_caption, safe_markdown
 from yiem.events import (
     AgentEndEvent,
@@ -170,7 +172,7 @@ def _draw_run(events: Iterator[AgentEvent | Quiet], inline: InlineQuestions) -> 
             # The final state first: leaving `with status:` would otherwise mark a failure complete.
             status.update(
                 label=f"Tool `{event.tool_call.name}` {'failed' if failed else 'done'} "
-                f"({event.duration_ms / 1000:.1f} s)",
+                f"({duration(event.duration_ms)})",
                 state="error" if failed else "complete",
                 expanded=False,
             )
@@ -235,7 +237,7 @@ def run(chat: ChatSession, prompt: UserMessage, show_in_url: Callable[[], None])
         run_agent, model, agent = chat_agent.prepare()
     except chat_agent.ChatSetupError as error:
         chat.reload()  # a regenerated prompt's earlier replies come back into view: nothing was added
-        st.session_state["yiem_notice"] = (
+        NOTICE.set(
             f"{error} Your message is {'kept here' if chat.temporary else 'saved'}; press Regenerate "
             "after changing the settings."
         )
@@ -268,7 +270,7 @@ def _follow(chat: ChatSession, run: ParkedRun, parked: ParkedRuns) -> None:
     with parked.drawing(run):
         notice = _draw_and_catch(chat, run, parked)
     if notice:
-        st.session_state["yiem_notice"] = notice
+        NOTICE.set(notice)
     chat_agent.start_title(run.agent, run.model)  # in the background: the sidebar shows it on a later rerun
     # Draw the page again from the store: the sidebar, the history and its buttons now include this run.
     st.rerun()
@@ -297,7 +299,7 @@ def _draw_and_catch(chat: ChatSession, run: ParkedRun, parked: ParkedRuns) -> st
         agent.abort("The page failed while showing the reply")
         for _event in events:
             pass
-        st.session_state["yiem_notice"] = (
+        NOTICE.set(
             f"Something went wrong while showing the reply ({redact(str(error)) or type(error).__name__}). "
             "What was saved is shown above; you can send again or press Regenerate."
         )

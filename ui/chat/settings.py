@@ -10,6 +10,7 @@ import streamlit as st
 from ui import bootstrap
 from ui.chat import agent as chat_agent
 from ui.model_form import PROVIDERS, sampling_fields
+from ui.state import ENABLED_TOOLS, MCP_ERRORS, MODEL_LISTS, SETTINGS, TOOL_REGISTRY
 from yiem.model_setup import (
     DEFAULT_MODELS,
     LOCAL,
@@ -28,7 +29,7 @@ _PER_PROVIDER_WIDGETS = ("set-url-{}", "set-model-{}", "set-model-id-{}")
 
 def current_setup() -> ModelSetup:
     """What the next message is sent with: the settings and the enabled tools (never the key)."""
-    return bootstrap.settings().with_tools(st.session_state.get("enabled_tools", set())).as_stored()
+    return bootstrap.settings().with_tools(ENABLED_TOOLS.get(set())).as_stored()
 
 
 def restore(setup: ModelSetup) -> None:
@@ -38,8 +39,8 @@ def restore(setup: ModelSetup) -> None:
         # A typed key goes only to the server it was typed for: a stored setup may name another.
         for name in PRESETS:
             st.session_state.pop(f"set-key-{name}", None)
-    st.session_state["settings"] = current.restored(setup)
-    st.session_state["enabled_tools"] = set(setup.tools)
+    SETTINGS.set(current.restored(setup))
+    ENABLED_TOOLS.set(set(setup.tools))
     for key in _SETUP_WIDGETS:
         st.session_state.pop(key, None)
     st.session_state.pop("set-tools", None)
@@ -51,7 +52,7 @@ def restore(setup: ModelSetup) -> None:
 def _model_list(settings: ModelSetup) -> tuple[list[str], str | None]:
     # Asked once per server and key: the list is drawn on every rerun.
     key = (settings.provider, settings.base_url, settings.api_key)
-    cache: dict[Any, tuple[list[str], str | None]] = st.session_state.setdefault("yiem_model_lists", {})
+    cache = MODEL_LISTS.setdefault(dict)
     if key not in cache:
         cache[key] = available_models(settings, bootstrap.secret)
     found, problem = cache[key]
@@ -77,27 +78,27 @@ def model_choices() -> list[str]:
 def use_model(model_id: str) -> None:
     """Make `model_id` the chat's model, in the settings and their panel alike (call from a callback)."""
     settings = bootstrap.settings()
-    st.session_state["settings"] = settings.model_copy(update={"model_id": model_id})
+    SETTINGS.set(settings.model_copy(update={"model_id": model_id}))
     st.session_state[f"set-model-{settings.provider}"] = model_id
 
 
 def _tools_section() -> None:
-    registry: Any = st.session_state["tool_registry"]
-    errors: dict[str, str] = st.session_state.get("mcp_errors", {})
+    registry: Any = TOOL_REGISTRY()
+    errors: dict[str, str] = MCP_ERRORS.get({})
     names = list(registry.tools)
     for server, error in errors.items():
         st.warning(f"MCP server `{server}` is not available: {error}")
     if not names:
         st.caption("No tools: add MCP servers to mcp.json, then reload.")
         return
-    enabled: set[str] = st.session_state["enabled_tools"]
+    enabled: set[str] = ENABLED_TOOLS()
     chosen = st.multiselect(
         "Tools the model may call",
         names,
         default=[name for name in names if name in enabled],
         key="set-tools",
     )
-    st.session_state["enabled_tools"] = set(chosen)
+    ENABLED_TOOLS.set(set(chosen))
     if note := chat_agent.tools_note():
         st.caption(note)
 
@@ -231,5 +232,5 @@ def draw() -> None:
             key="set-mode",
         )
         settings = settings.model_copy(update={"tool_execution": mode})
-        st.session_state["settings"] = settings
+        SETTINGS.set(settings)
         _tools_section()

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.state import NOTICE, UNSENT
 from yiem.chat import ChatSession, typed_text
 from yiem.store import ConversationNotFoundError, StoreError
 from yiem.types import ImageContent, UserMessage
-
-UNSENT_KEY = "yiem_unsent"  # the text to put back into the chat input on the next run
-NOTICE_KEY = "yiem_notice"  # the Chat page draws this as an error above the input
 
 
 def keep_unsent(chat: ChatSession, prompt: UserMessage, error: StoreError) -> None:
@@ -25,13 +23,13 @@ def keep_unsent(chat: ChatSession, prompt: UserMessage, error: StoreError) -> No
         after = "It is back in the box below: send it to start a new chat with it."
     else:
         after = "It is back in the box below: send it again once the problem is solved."
-    st.session_state[NOTICE_KEY] = f"{error} Your message was not sent. {after}{again}"
-    st.session_state[UNSENT_KEY] = typed_text(prompt)
+    NOTICE.set(f"{error} Your message was not sent. {after}{again}")
+    UNSENT.set(typed_text(prompt))
 
 
 def restore_input(input_key: str) -> None:
     """Put a kept prompt's text into the chat input `input_key` (call before drawing the input)."""
-    unsent = st.session_state.pop(UNSENT_KEY, None)
+    unsent = UNSENT.pop()
     if unsent is not None:
         st.session_state[input_key] = unsent
 
@@ -42,4 +40,4 @@ def reply_not_saved(chat: ChatSession, prompt: UserMessage, error: StoreError) -
     if isinstance(error, ConversationNotFoundError):
         keep_unsent(chat, prompt, error)
     else:
-        st.session_state[NOTICE_KEY] = f"{error} Your message is saved: press Regenerate to ask again."
+        NOTICE.set(f"{error} Your message is saved: press Regenerate to ask again.")

@@ -7,7 +7,7 @@ from typing import Any
 import streamlit as st
 
 from ui.app_view import ViewHost, draw_app_view
-from ui.chat import unsent as chat_unsent
+from ui.state import STORE, TOOL_REGISTRY, UNSENT
 from yiem.mcp import CallToolResult, McpClient, McpError, McpTool
 from yiem.mcp.apps import McpAppError, ViewCache
 from yiem.store import ConversationStore, StoreError, ViewCopies
@@ -37,7 +37,7 @@ def _mcp_tool(registry: ToolRegistry, server: str, name: str) -> McpTool | None:
 
 
 def _put_in_input(text: str) -> str:
-    st.session_state[chat_unsent.UNSENT_KEY] = text
+    UNSENT.set(text)
     return "The view's message is in the chat input: read it, then send it or change it."
 
 
@@ -51,8 +51,8 @@ def draw_chat_view(call: AgentToolCall, result: ToolResultMessage | None, key: s
         "Show the tool's view", key=f"{key}:open", help=f"The interactive view {uri} from {server}"
     ):
         return
-    registry: ToolRegistry = st.session_state["tool_registry"]
-    store: ConversationStore = st.session_state["store"]
+    registry: ToolRegistry = TOOL_REGISTRY()
+    store: ConversationStore = STORE()
     copies = ViewCopies(store.engine, store.owner)
     client: McpClient | None = registry.servers.get(server)
     tool = _mcp_tool(registry, server, name) if client is not None else None

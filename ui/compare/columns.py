@@ -6,6 +6,7 @@ import streamlit as st
 
 from ui.chat.timeline import draw_timeline
 from ui.messages import continue_in_chat, draw_blocks, draw_tool_call
+from yiem.amounts import reply_words, stream_words
 from yiem.chat import reply_ranges, safe_markdown, tool_results_by_call
 from yiem.compare import ColumnFigures, ColumnState, Comparison
 from yiem.types import AssistantMessage, AssistantMessageToolCall
@@ -17,18 +18,12 @@ BLIND = "compare_blind"
 
 
 def figures_caption(figures: ColumnFigures) -> str:
-    """`TTFT 0.4 s · 52 tok/s · 120 in · 0 cached · 45 out · $0.000123 · 1.4 s total`."""
-    parts = [
-        f"TTFT {figures.ttft_ms / 1000:.2f} s" if figures.ttft_ms is not None else "TTFT –",
-        f"{figures.tokens_per_s:.1f} tok/s" if figures.tokens_per_s is not None else "– tok/s",
-        f"{figures.input_tokens} in",
-        f"{figures.cached_tokens} cached",
-        f"{figures.output_tokens} out",
-        "price unknown" if figures.cost is None else f"${figures.cost:.6f}",
-    ]
-    if figures.total_ms is not None:
-        parts.append(f"{figures.total_ms / 1000:.2f} s total")
-    return " · ".join(parts)
+    """Chat's reply caption, then how it streamed: `120 in · 45 out · 0 cached · $0.000123 · 1.40 s ·
+    TTFT 400 ms · 52.0 tok/s`."""
+    reply = reply_words(
+        figures.input_tokens, figures.output_tokens, figures.cached_tokens, figures.cost, figures.total_ms
+    )
+    return f"{reply} · {stream_words(figures.ttft_ms, figures.tokens_per_s)}"
 
 
 def _heading(index: int, column: ColumnState, blind: bool) -> str:

@@ -7,6 +7,7 @@ import streamlit as st
 from ui.compare.columns import BLIND, RUN
 from ui.compare.setup import preset_columns
 from ui.compare.votes import VOTED
+from ui.state import TOOL_REGISTRY
 from yiem.compare import Comparison, ComparisonNotFoundError, ComparisonStore
 from yiem.store import StoreError
 
@@ -30,7 +31,7 @@ def follow_url(store: ComparisonStore) -> Comparison | None:
         return comparison
     try:
         record = store.get(wanted)
-        comparison = Comparison.reopen(record, store, tools=st.session_state["tool_registry"].tools)
+        comparison = Comparison.reopen(record, store, tools=TOOL_REGISTRY().tools)
     except (ComparisonNotFoundError, StoreError) as error:
         st.error(str(error))
         st.query_params.pop(URL_KEY, None)

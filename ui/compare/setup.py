@@ -9,6 +9,7 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.model_form import FIELDS, setup_form
+from ui.state import TOOL_REGISTRY
 from yiem.chat import Preset
 from yiem.compare import MAX_COLUMNS, MIN_COLUMNS
 from yiem.experiments import Variant
@@ -97,7 +98,7 @@ def draw_column_settings(saved: list[tuple[str, Variant]]) -> list[ModelSetup]:
     count = int(
         st.number_input("Columns", min_value=MIN_COLUMNS, max_value=MAX_COLUMNS, value=start, key="cmp_count")
     )
-    offered = sorted(st.session_state["tool_registry"].tools)
+    offered = sorted(TOOL_REGISTRY().tools)
     presets = _saved_presets()
     specs: list[ModelSetup] = []
     boxes = st.columns(min(count, 3))

@@ -8,6 +8,7 @@ import streamlit as st
 from sqlalchemy import Engine
 
 from yiem import costs
+from yiem.amounts import dollars
 from yiem.budgets import (
     Budget,
     BudgetConfigError,
@@ -52,7 +53,7 @@ def _draw_people(engine: Engine, budget: Budget) -> None:
     spent = spend_by_person(engine, budget)
     total = sum(dollars for _who, dollars in spent)
     people = f"{len(spent)} {'person' if len(spent) == 1 else 'people'}"
-    st.caption(f"The team this {budget.period}: ${total:.4f} spent by {people}.")
+    st.caption(f"The team this {budget.period}: {dollars(total)} spent by {people}.")
     if not spent:
         return
     each = budget.scope == "person"
@@ -84,7 +85,8 @@ def _draw_one(engine: Engine, budget: Budget, person: Owner, limits: BudgetStore
     whose = "" if budget.scope == "team" or budget.owner else " (yours)"
     where = " · from the budgets file" if budget.source == "config" else ""
     st.markdown(
-        f"**{budget.label}{whose}**: ${burned.spent:.4f} of ${budget.limit_usd:.2f} ({share:.0%}){where}"
+        f"**{budget.label}{whose}**: {dollars(burned.spent)} of {dollars(budget.limit_usd)} "
+        f"({share:.0%}){where}"
     )
     st.plotly_chart(_chart(burned), key=f"burn_{budget.id}")
     if person.is_admin and person.signed_in and not budget.owner:

@@ -13,21 +13,12 @@ from ui.chat.timeline import draw_timeline
 from ui.experiments.review import draw_cell_review
 from ui.experiments.state import experiment_store
 from ui.messages import continue_in_chat
+from yiem.amounts import dollars, duration, tokens
 from yiem.chat import reply_ranges, safe_markdown
 from yiem.experiments import ExperimentResult, ItemOutcome
 from yiem.types import AssistantMessageToolCall, ToolResultMessage, UserMessage
 
 PAGE_ROWS = 20
-
-
-def money(value: float | None) -> str:
-    return (
-        "price unknown"
-        if value is None
-        else f"${value:.4f}"
-        if value >= 0.0001 or value == 0
-        else f"${value:.6f}"
-    )
 
 
 def draw_summary(result: ExperimentResult) -> None:
@@ -42,12 +33,12 @@ def draw_summary(result: ExperimentResult) -> None:
         row.update({f"mean {name}": round(value, 3) for name, value in s.mean_scores.items()})
         row.update(
             {
-                "cost": money(s.cost)
+                "cost": dollars(s.cost)
                 + (f" (+{s.unpriced} unpriced)" if s.unpriced and s.cost is not None else ""),
-                "per item": money(s.cost_per_item),
-                "p50 latency": f"{(s.latency_p50_ms or 0) / 1000:.2f} s",
-                "p95 latency": f"{(s.latency_p95_ms or 0) / 1000:.2f} s",
-                "tokens in / out": f"{s.input_tokens:,} / {s.output_tokens:,}",
+                "per item": dollars(s.cost_per_item),
+                "p50 latency": duration(s.latency_p50_ms),
+                "p95 latency": duration(s.latency_p95_ms),
+                "tokens in / out": f"{tokens(s.input_tokens)} / {tokens(s.output_tokens)}",
                 "errors": s.errors,
             }
         )
@@ -55,8 +46,8 @@ def draw_summary(result: ExperimentResult) -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="exp_summary")
     if result.judge_usage.total_tokens:
         st.caption(
-            f"Rubric judges, counted apart: {result.judge_usage.total_tokens:,} tokens, "
-            f"{money(result.judge_cost)}."
+            f"Rubric judges, counted apart: {tokens(result.judge_usage.total_tokens)} tokens, "
+            f"{dollars(result.judge_cost)}."
         )
 
 
@@ -102,7 +93,7 @@ def draw_matrix(result: ExperimentResult) -> None:
             column.markdown(_badges(outcome))
             column.text(_start(outcome.error or outcome.output) or "(no text)")
             column.caption(
-                f"{money(outcome.cost)} · {outcome.latency_ms / 1000:.2f} s · {outcome.turns} turns"
+                f"{dollars(outcome.cost)} · {duration(outcome.latency_ms)} · {outcome.turns} turns"
             )
             if column.button(
                 "Transcript", key=f"exp_open_{result.run_id}_{item.id}_{name}", icon=":material/article:"

@@ -6,15 +6,16 @@ from typing import Any
 
 import streamlit as st
 
-from ui.experiments.results import money
 from ui.experiments.state import RUN, WIDGET_PREFIX, experiment_store, live_run, save, with_session_keys
+from ui.state import TOOL_REGISTRY
+from yiem.amounts import dollars
 from yiem.experiments import BackgroundRun, ExperimentDraft, ExperimentError, Progress, RunRecord, check_spec
 
 POLL_SECONDS = 0.5
 
 
 def _tools() -> dict[str, Any]:
-    registry = st.session_state.get("tool_registry")
+    registry = TOOL_REGISTRY.get()
     return dict(registry.tools) if registry is not None else {}
 
 
@@ -78,7 +79,7 @@ def progress_text(progress: Progress) -> str:
             parts.append("cost so far: price unknown")
         else:
             unknown = f" (+{progress.unpriced} items of unknown price)" if progress.unpriced else ""
-            parts.append(f"{money(known)} so far{unknown}")
+            parts.append(f"{dollars(known)} so far{unknown}")
     if progress.errors:
         parts.append(f"{progress.errors} errors")
     return " · ".join(parts)

@@ -7,6 +7,7 @@ from typing import Any
 import streamlit as st
 
 from ui.bootstrap import owner, store_engine
+from ui.state import SETTINGS
 from yiem.experiments import BackgroundRun, ExperimentDraft, ExperimentStore, Variant
 from yiem.providers import PRESETS
 from yiem.store import database_url
@@ -62,7 +63,7 @@ def live_run() -> BackgroundRun | None:
 
 def with_session_keys(variants: list[Variant]) -> list[Variant]:
     """The variants with the key typed in this session's chat settings, for the provider it was typed for."""
-    settings = st.session_state.get("settings")
+    settings = SETTINGS.get()
     if settings is None or not settings.api_key:
         return variants
     keyed = []

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-from typing import Any
-
 import streamlit as st
 
 from ui import bootstrap
@@ -12,18 +9,16 @@ from ui.chat import agent as chat_agent
 from ui.chat import budget as chat_budget
 from ui.chat import context as chat_context
 from ui.chat import documents as chat_documents
-from ui.chat import history, live
-from ui.chat import library as chat_library
+from ui.chat import history, live, prompt_in
 from ui.chat import settings as chat_settings
 from ui.chat import sidebar as chat_sidebar
-from ui.chat import unsent as chat_unsent
-from yiem.chat import ChatSession, conversation_setup, user_message
+from ui.state import CHAT, ENABLED_TOOLS, NOTICE
+from yiem.chat import ChatSession, conversation_setup
 from yiem.model_setup import LOCAL
 from yiem.store import ConversationNotFoundError, StoreError
-from yiem.types import ImageContent, UserMessage
 
 bootstrap.ensure_session()
-chat: ChatSession = st.session_state["chat"]
+chat: ChatSession = CHAT()
 
 
 def _open_from_url() -> None:
@@ -43,7 +38,7 @@ def _open_from_url() -> None:
             chat.new()
         if chat.conversation is not None:
             # Each conversation goes on with its own setup, so its next send does not overwrite it.
-            enabled = st.session_state.get("enabled_tools", set())
+            enabled = ENABLED_TOOLS.get(set())
             chat_settings.restore(conversation_setup(chat.conversation, bootstrap.settings(), enabled))
     elif not wanted and chat.conversation_id:
         chat.new()
@@ -76,33 +71,14 @@ def _model_line() -> None:
 _model_line()
 history.draw_history(chat)
 
-if notice := st.session_state.pop("yiem_notice", None):
+if notice := NOTICE.pop():
     st.error(notice)
 chat_budget.draw_warning()
 
 attached = chat_documents.draw()  # documents for the next message, each with its tokens
 chat_context.draw(chat, attached)  # the context gauge and the next send's cost, above the input
 takes_images = chat_agent.accepts_images()
-input_key = "prompt-images" if takes_images else "prompt"
-chat_unsent.restore_input(input_key)  # a prompt the store refused goes back into the input
-submitted: Any = st.chat_input(
-    "Message (attach images with +)" if takes_images else "Message",
-    key=input_key,
-    submit_mode="stop",
-    accept_file="multiple" if takes_images else False,
-    file_type=["png", "jpg", "jpeg", "gif", "webp"] if takes_images else None,
-)
-submitted = chat_library.sent_prompt(submitted)  # a saved prompt sent from its form, as if typed
-pending: UserMessage | None = st.session_state.pop("yiem_pending", None)
-if isinstance(submitted, str) and submitted.strip():
-    pending = chat_documents.attach(user_message(submitted))
-elif submitted is not None:
-    images = [
-        ImageContent(data=base64.b64encode(file.getvalue()).decode(), mime_type=file.type or "image/png")
-        for file in submitted.files
-    ]
-    if submitted.text.strip() or images:
-        pending = chat_documents.attach(user_message(submitted.text, images))
+pending = prompt_in.draw_input(takes_images)
 if pending is not None:
     chat_context.refuse_if_full(chat, pending)  # a send that does not fit goes back into the input
     chat_documents.sent()

@@ -15,6 +15,7 @@ from ui.compare.saved import draw_saved, follow_url, show_in_url
 from ui.compare.setup import draw_column_settings
 from ui.compare.votes import VOTED, draw_leaderboard, draw_vote
 from ui.messages import IMAGE_TYPES, submitted_prompt
+from ui.state import CHAT, STORE, TOOL_REGISTRY
 from yiem.compare import CompareError, Comparison, ComparisonStore, VoteStore, blind_order
 from yiem.experiments import ExperimentStore
 from yiem.model_setup import takes_images
@@ -25,7 +26,7 @@ st.title("Compare")
 st.caption("One prompt to several models at once: their answers side by side, what each cost and how fast.")
 
 owner = bootstrap.owner()
-saved = ComparisonStore(st.session_state["store"].engine, owner.id)
+saved = ComparisonStore(STORE().engine, owner.id)
 comparison: Comparison | None = follow_url(saved)
 
 try:
@@ -64,10 +65,8 @@ if prompt.strip() or images:
         )
         if not follow_up:
             order = blind_order(specs) if blind else specs
-            tools = st.session_state["tool_registry"].tools
-            comparison = Comparison(
-                order, tools=tools, store=saved, blind=blind, budget=st.session_state["chat"].budget
-            )
+            tools = TOOL_REGISTRY().tools
+            comparison = Comparison(order, tools=tools, store=saved, blind=blind, budget=CHAT().budget)
             st.session_state[RUN] = comparison
         assert comparison is not None
         st.session_state[BLIND] = blind

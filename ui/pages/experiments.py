@@ -19,6 +19,7 @@ from ui.experiments.review import draw_assignment, draw_judgment, draw_queue
 from ui.experiments.run import draw_progress, draw_run_settings, resume_run, start_run
 from ui.experiments.setup import draw_scorers, draw_variants
 from ui.experiments.state import EXPERIMENT_ID, draft, experiment_store, live_run, open_experiment, save
+from ui.state import TOOL_REGISTRY
 from yiem.experiments import ExperimentResult, RunRecord
 from yiem.store import StoreError
 
@@ -75,7 +76,7 @@ dataset_tab, variants_tab, scorers_tab, run_tab = st.tabs(["Dataset", "Variants"
 with dataset_tab:
     draw_dataset(current, store.conversations)
 with variants_tab:
-    registry = st.session_state.get("tool_registry")
+    registry = TOOL_REGISTRY.get()
     draw_variants(current, sorted(registry.tools) if registry is not None else [])
 with scorers_tab:
     draw_scorers(current)

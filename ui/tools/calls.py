@@ -6,6 +6,7 @@ from typing import Any
 
 import streamlit as st
 
+from ui.state import ENABLED_TOOLS
 from ui.tools import connect as connection
 from ui.tools.checks import draw_save_form
 from ui.tools.form import FormKeys, draw_form, form_arguments, load_arguments, remember
@@ -224,7 +225,7 @@ def _use_in_chat_toggle(server: str, tool: McpTool) -> None:
             chosen.add(name)
         else:
             chosen.discard(name)
-        st.session_state["enabled_tools"] = chosen
+        ENABLED_TOOLS.set(chosen)
 
     st.session_state[f"tools-use:{name}"] = name in enabled
     st.toggle(

@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from ui import bootstrap
+from ui.state import ENABLED_TOOLS, MCP_CLIENTS, MCP_ERRORS, TOOL_REGISTRY
 from ui.tools import sign_in
 from ui.tools.questions import server_questions
 from yiem.chat import safe_markdown
@@ -62,18 +63,15 @@ def config_path() -> Path:
 
 
 def clients() -> dict[str, McpClient]:
-    found: dict[str, McpClient] = st.session_state.setdefault("mcp_clients", {})
-    return found
+    return MCP_CLIENTS.setdefault(dict)
 
 
 def registry() -> ToolRegistry:
-    found: ToolRegistry = st.session_state.setdefault("tool_registry", ToolRegistry())
-    return found
+    return TOOL_REGISTRY.setdefault(ToolRegistry)
 
 
 def enabled_tools() -> set[str]:
-    found: set[str] = st.session_state.setdefault("enabled_tools", set())
-    return found
+    return ENABLED_TOOLS.setdefault(set)
 
 
 def _load_config() -> tuple[McpConfig, str | None]:
@@ -110,7 +108,7 @@ def connect(name: str, entry: McpServerConfig, *, typed: bool = False) -> bool:
         return False
     errors.pop(name, None)
     sign_in.clear(name)
-    st.session_state.get("mcp_errors", {}).pop(name, None)
+    MCP_ERRORS.get({}).pop(name, None)
     clients()[name] = client
     watch(name, client)
     return True
@@ -121,7 +119,7 @@ def disconnect(name: str) -> None:
     chat_names = set(registry().chat_names(name).values())
     client = clients().pop(name, None)
     registry().remove_mcp_server(name)
-    st.session_state["enabled_tools"] = enabled_tools() - chat_names
+    ENABLED_TOOLS.set(enabled_tools() - chat_names)
     st.session_state.get(_PINGS, {}).pop(name, None)
     st.session_state.get(TOOL_LISTS, {}).pop(name, None)
     st.session_state.get(_EVENTS, {}).pop(name, None)

@@ -10,6 +10,7 @@ from typing import Any
 import streamlit as st
 
 from ui import bootstrap
+from ui.state import MCP_QUESTIONS, STORE
 from ui.tools.form import FormKeys, draw_form, form_arguments
 from yiem.chat import safe_markdown
 from yiem.explorer import (
@@ -28,7 +29,6 @@ from yiem.model_setup import ModelSettingsError, connect
 from yiem.providers.presets import PRESETS
 from yiem.types import AnyAssistantMessage, LlmModel
 
-QUESTIONS = "mcp_questions"
 _REPLIES = "tools-sampling-replies"  # question id -> (the model's message, the model)
 _AGREED_URLS = "tools-agreed-urls"
 DRAWN = "tools-questions-drawn"
@@ -42,7 +42,7 @@ def new_questions(server: str) -> bool:
 
 def server_questions() -> ServerQuestions:
     """This session's open questions from every server (created with the session)."""
-    found: ServerQuestions = st.session_state.setdefault(QUESTIONS, ServerQuestions())
+    found = MCP_QUESTIONS.setdefault(ServerQuestions)
     return found
 
 
@@ -181,5 +181,5 @@ def _edited(request: SamplingRequest, system: str, texts: list[str], max_tokens:
 def _count_usage(server: str, request: SamplingRequest, reply: AnyAssistantMessage, model: LlmModel) -> None:
     """The reply's usage goes to the Costs page under the server (a conversation named for it)."""
     conversations: dict[str, str] = st.session_state.setdefault("tools-sampling-conversations", {})
-    store = st.session_state["store"]
+    store = STORE()
     conversations[server] = count_sampling(store, server, request, reply, model, conversations.get(server))

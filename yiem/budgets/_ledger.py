@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from sqlalchemy import Connection, Engine, and_, delete, exists, func, insert, select, update
 
+from yiem.amounts import dollars
 from yiem.budgets._config import BudgetConfigError
 from yiem.budgets._limits import Budget, now_ms, period_range
 from yiem.budgets._store import BudgetStore
@@ -51,10 +52,6 @@ class BudgetCheck(BaseModel):
     @property
     def allowed(self) -> bool:
         return self.verdict != "refuse"
-
-
-def _money(value: float) -> str:
-    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
 def _reserved_sql(budget: Budget, owner_id: str, at_ms: int) -> Any:
@@ -104,9 +101,9 @@ def _judge(standings: list[Standing], estimate: float | None) -> BudgetCheck:
                 estimated_cost=estimate,
                 standings=standings,
                 message=(
-                    f"Not sent: this request may cost up to {_money(estimate)}, which would cross "
-                    f"{standing.budget.yours} of {_money(limit)} "
-                    f"({_money(standing.used)} already spent this {standing.budget.period}, UTC). "
+                    f"Not sent: this request may cost up to {dollars(estimate)}, which would cross "
+                    f"{standing.budget.yours} of {dollars(limit)} "
+                    f"({dollars(standing.used)} already spent this {standing.budget.period}, UTC). "
                     "Ask an admin to raise it on the Costs page, lower the max tokens, or wait for the next "
                     f"{standing.budget.period}."
                 ),
@@ -121,7 +118,7 @@ def _judge(standings: list[Standing], estimate: float | None) -> BudgetCheck:
             standings=standings,
             message=(
                 f"{whose[:1].upper()}{whose[1:]} is {share:.0%} used after this request "
-                f"({_money(fullest.used + estimate)} of {_money(fullest.budget.limit_usd)})."
+                f"({dollars(fullest.used + estimate)} of {dollars(fullest.budget.limit_usd)})."
             ),
         )
     return BudgetCheck(estimated_cost=estimate, standings=standings)

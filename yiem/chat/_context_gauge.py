@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from yiem.amounts import dollars
 from yiem.budgets import message_text
 from yiem.types import (
     AgentMessage,
@@ -122,10 +123,12 @@ def send_estimate(input_tokens: int, output_tokens: int, model: LlmModel) -> Sen
         source = model.price_source if model.price_source and model.price_source != "price unknown" else ""
         words = f"This send: {tokens} · price unknown" + (f" ({source})" if source else "")
         return SendEstimate(input_tokens, output_tokens, None, words)
-    dollars = f"${cost.total:.6f}" if cost.total < 0.01 else f"${cost.total:.4f}"
     source = model.price_source or "the catalogue"
     return SendEstimate(
-        input_tokens, output_tokens, cost.total, f"This send ≈ {dollars} ({tokens}; prices from {source})"
+        input_tokens,
+        output_tokens,
+        cost.total,
+        f"This send ≈ {dollars(cost.total)} ({tokens}; prices from {source})",
     )
 
 

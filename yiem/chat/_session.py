@@ -6,6 +6,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
+from yiem.amounts import reply_words
 from yiem.budgets import BudgetCheck, BudgetGuard
 from yiem.chat._stopped_usage import estimate_stopped_usage
 from yiem.chat._titles import first_exchange, title_in_background, writes_titles
@@ -425,24 +426,10 @@ def tool_results_by_call(messages: Sequence[AgentMessage]) -> dict[str, ToolResu
     return {message.tool_call_id: message for message in messages if isinstance(message, ToolResultMessage)}
 
 
-def _tokens(count: int) -> str:
-    return f"{count / 1000:.1f}k" if count >= 10_000 else str(count)
-
-
 def reply_caption(message: AssistantMessage | AssistantMessageToolCall) -> str:
-    """`120 in · 45 out · 0 cached · $0.000123 · 1.4 s`; "price unknown" when the reply has no cost."""
+    """`120 in · 45 out · 0 cached · $0.000123 · 1.40 s`; "price unknown" when the reply has no cost."""
     usage = message.usage
-    parts = [
-        f"{_tokens(usage.input_tokens)} in",
-        f"{_tokens(usage.output_tokens)} out",
-        f"{_tokens(usage.cache_read_tokens)} cached",
-    ]
-    if message.cost is not None:
-        parts.append(
-            f"${message.cost.total:.6f}" if message.cost.total < 0.01 else f"${message.cost.total:.4f}"
-        )
-    else:
-        parts.append("price unknown")
-    if message.duration_ms is not None:
-        parts.append(f"{message.duration_ms / 1000:.1f} s")
-    return " · ".join(parts)
+    cost = None if message.cost is None else message.cost.total
+    return reply_words(
+        usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, cost, message.duration_ms
+    )

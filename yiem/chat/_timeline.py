@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from yiem.amounts import dollars, duration, tokens
 from yiem.timeline import Span, SpanKind
 from yiem.types import (
     AgentMessage,
@@ -31,20 +32,15 @@ class TimelineBar:
 
 
 def _seconds(value: float) -> str:
-    return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
-
-
-def _tokens(count: int) -> str:
-    return f"{count / 1000:.1f}k" if count >= 10_000 else str(count)
+    return duration(value * 1000)
 
 
 def _llm_label(span: Span, reply: AssistantMessage | AssistantMessageToolCall) -> str:
     parts = [span.name, _seconds(span.duration)]
     if span.first_token is not None:
         parts.append(f"first token {_seconds(span.first_token - span.start)}")
-    parts.append(f"{_tokens(reply.usage.input_tokens)} in / {_tokens(reply.usage.output_tokens)} out")
-    # An unknown price reads as such, never as $0 (the one rule of yiem.types.LlmModel.cost_of).
-    parts.append("price unknown" if reply.cost is None else f"${reply.cost.total:.6f}")
+    parts.append(f"{tokens(reply.usage.input_tokens)} in / {tokens(reply.usage.output_tokens)} out")
+    parts.append(dollars(None if reply.cost is None else reply.cost.total))
     return " · ".join(parts)
 
 

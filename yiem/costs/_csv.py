@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import Engine, select
 
+from yiem.amounts import csv_dollars
 from yiem.costs._models import BreakdownRow
 from yiem.costs._periods import UsageFilter
 from yiem.store import usage
@@ -81,7 +82,7 @@ def breakdown_csv(rows: Iterable[BreakdownRow], key_name: str) -> str:
                 t.cache_read_tokens,
                 t.cache_write_tokens,
                 t.output_tokens,
-                f"{t.cost_total:.6f}",
+                csv_dollars(t.cost_total),
                 t.unpriced_requests,
             ]
         )

@@ -17,6 +17,7 @@ import jsonschema
 import re2
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
+from yiem.amounts import dollars, duration
 from yiem.errors import json_error_words
 from yiem.experiments._code_scorer import CodeScorerError, run_code_scorer
 from yiem.experiments._dataset import DatasetItem
@@ -225,8 +226,8 @@ class CostLimit(_Scorer):
         if outcome.cost is None:
             return 0.0, "price unknown"
         if outcome.cost <= self.max_usd:
-            return 1.0, f"${outcome.cost:.6f} ≤ ${self.max_usd:g}"
-        return 0.0, f"${outcome.cost:.6f} > ${self.max_usd:g}"
+            return 1.0, f"{dollars(outcome.cost)} ≤ {dollars(self.max_usd)}"
+        return 0.0, f"{dollars(outcome.cost)} > {dollars(self.max_usd)}"
 
 
 class LatencyLimit(_Scorer):
@@ -238,7 +239,7 @@ class LatencyLimit(_Scorer):
     def grade(self, item: DatasetItem, outcome: ItemOutcome) -> tuple[float, str]:
         took = outcome.latency_ms
         sign = "≤" if took <= self.max_ms else ">"
-        return (1.0 if took <= self.max_ms else 0.0), f"{took:.0f} ms {sign} {self.max_ms:g} ms"
+        return (1.0 if took <= self.max_ms else 0.0), f"{duration(took)} {sign} {duration(self.max_ms)}"
 
 
 class Code(_Scorer):

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from yiem.amounts import duration
 from yiem.explorer._tasks import status_words
 from yiem.json_schema import UnusableSchemaError, iter_errors, usable_validator
 from yiem.mcp import CallToolResult, McpClient, McpError, McpProgress, McpPrompt, McpTask
@@ -275,4 +276,4 @@ def duration_words(duration_ms: float | None) -> str:
     """How long a call took, as a person reads it: "17 ms", "6.7 s"; "…" while it runs."""
     if duration_ms is None:
         return "…"
-    return f"{duration_ms:,.0f} ms" if duration_ms < 1000 else f"{duration_ms / 1000:,.1f} s"
+    return duration(duration_ms, "…")
