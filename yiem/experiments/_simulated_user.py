@@ -37,8 +37,10 @@ _INSTRUCTIONS = (
 )
 
 
-class SimulatedUserError(YiemError):
-    """A simulated user set up wrongly (a persona with no goal, no turns); says what to add."""
+class SimulatedUserError(YiemError, ValueError):
+    """A simulated user set up wrongly (a persona with no goal, no turns); says what to add.
+
+    A ValueError too, so pydantic turns it into a validation error when an item is read."""
 
 
 class SimulatedUser(BaseModel):
@@ -52,7 +54,7 @@ class SimulatedUser(BaseModel):
     @classmethod
     def _goal_given(cls, goal: str) -> str:
         if not goal.strip():
-            raise ValueError("a simulated user needs a goal: say what the user wants done")
+            raise SimulatedUserError("a simulated user needs a goal: say what the user wants done")
         return goal
 
 

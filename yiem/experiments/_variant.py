@@ -21,6 +21,10 @@ class VariantError(YiemError):
     """A variant cannot run as configured (no model, a missing tool, a provider that will not connect)."""
 
 
+class ResponseSchemaError(VariantError, ValueError):
+    """A variant's response schema is not a JSON Schema yiem can check answers with."""
+
+
 class Variant(ModelSetup):
     """A named model setup (provider settings, or any `LlmClient` in Python) whose system prompt is a
     template over the item's vars, with the loop's max turns."""
@@ -70,7 +74,7 @@ class Variant(ModelSetup):
             try:
                 usable_validator(schema)
             except UnusableSchemaError as error:
-                raise ValueError(f"the response schema cannot be used: {error}") from None
+                raise ResponseSchemaError(f"the response schema cannot be used: {error}") from None
         return schema
 
     def connect(self) -> tuple[LlmClient, LlmModel]:
