@@ -9,7 +9,10 @@ Runs alternate (SQL, pandas, SQL, ...) so load from elsewhere on the machine hit
 Reports medians of wall and CPU time, their ratios, and the peak of Python allocations (tracemalloc: the
 database's own page cache is outside it, a few MB per connection by SQLite's default).
 
-    .venv/bin/python bench/dashboard.py [--sizes 10000 100000 1000000] [--repeat 3]
+    .venv/bin/python bench/dashboard.py [--sizes 10000 100000 1000000] [--repeat 3] [--keep DIR]
+
+`--keep DIR` keeps each size's database in DIR and reuses it on the next run (seeding 1M rows takes
+minutes on a busy machine); the rows are the same either way, the generator being seeded.
 """
 
 from __future__ import annotations
@@ -179,16 +182,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--keep", type=Path, help="reuse (or make) bench_SIZE.db in this folder")
     args = parser.parse_args()
     print(
         "| rows | view | rows in view | SQL wall | pandas wall | ratio | SQL CPU | pandas CPU | ratio "
         "| SQL peak MB | pandas peak MB |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = args.keep or Path(scratch)
         for size in args.sizes:
-            engine = create_store_engine(f"sqlite:///{folder}/bench_{size}.db")
-            seed_demo(engine, size, days=DAYS, end_ms=END_MS)
+            path = folder / f"bench_{size}.db"
+            reuse = path.exists()
+            engine = create_store_engine(f"sqlite:///{path}")  # migrates a kept file to this schema
+            if not reuse:
+                seed_demo(engine, size, days=DAYS, end_ms=END_MS)
             found = usage.data_range(engine)
             assert found is not None
             start_30, end_30 = usage.period_range("30d", TZ, END_MS)

@@ -41,7 +41,10 @@ def _handshake(app: StreamlitApp, host: str) -> str:
     return answer.split(b"\r\n", 1)[0].decode(errors="replace")
 
 
-def test_a_rebinding_handshake_is_refused_and_the_app_own_name_is_served(streamlit_app: StreamlitApp) -> None:
+def test_a_rebinding_handshake_is_refused_and_the_app_own_name_is_served(
+    shared_streamlit_app: StreamlitApp,
+) -> None:
+    streamlit_app = shared_streamlit_app
     assert " 101 " in _handshake(streamlit_app, f"127.0.0.1:{streamlit_app.port}")
     assert " 101 " in _handshake(streamlit_app, f"localhost:{streamlit_app.port}")
     refused = _handshake(streamlit_app, "evil.example")
@@ -49,7 +52,8 @@ def test_a_rebinding_handshake_is_refused_and_the_app_own_name_is_served(streaml
     assert " 101 " not in _handshake(streamlit_app, f"evil.example:{streamlit_app.port}")
 
 
-def test_xsrf_protection_is_on(streamlit_app: StreamlitApp) -> None:
+def test_xsrf_protection_is_on(shared_streamlit_app: StreamlitApp) -> None:
+    streamlit_app = shared_streamlit_app
     # Streamlit hands out its XSRF cookie (which uploads must echo) only while the protection is on.
     health = httpx.get(f"{streamlit_app.url}/_stcore/health", timeout=10)
     assert "_streamlit_xsrf=" in health.headers.get("set-cookie", ""), health.headers

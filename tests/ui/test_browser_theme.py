@@ -22,12 +22,20 @@ def _luminance(css: str) -> float:
     return (0.2126 * red + 0.7152 * green + 0.0722 * blue) / 255
 
 
+@pytest.fixture(scope="module")
+def themed_app(shared_streamlit_app: StreamlitApp) -> StreamlitApp:
+    """The module's one app with demo usage for the Costs charts; the tests only read it (the
+    theme is each browser context's own)."""
+    now_ms = int(time.time() * 1000)
+    seed_demo(create_store_engine(shared_streamlit_app.database_url), 400, days=20, end_ms=now_ms)
+    return shared_streamlit_app
+
+
 @pytest.mark.parametrize(("scheme", "background"), [("light", LIGHT_BACKGROUND), ("dark", DARK_BACKGROUND)])
 def test_the_costs_page_follows_the_browser_preference(
-    streamlit_app: StreamlitApp, chromium: Any, scheme: str, background: str
+    themed_app: StreamlitApp, chromium: Any, scheme: str, background: str
 ) -> None:
-    now_ms = int(time.time() * 1000)
-    seed_demo(create_store_engine(streamlit_app.database_url), 400, days=20, end_ms=now_ms)
+    streamlit_app = themed_app
     context = chromium.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
     try:
         page = context.new_page()
@@ -67,8 +75,9 @@ def _pick_theme(page: Any, name: str) -> None:
 
 
 def test_a_dark_browser_gets_the_dark_theme_and_the_menu_switch_turns_it_light_and_back(
-    streamlit_app: StreamlitApp, chromium: Any
+    themed_app: StreamlitApp, chromium: Any
 ) -> None:
+    streamlit_app = themed_app
     context = chromium.new_context(viewport={"width": 1280, "height": 900}, color_scheme="dark")
     try:
         page = context.new_page()
