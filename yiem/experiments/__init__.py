@@ -7,12 +7,14 @@ notebook; the Experiments page calls the same functions.
 from yiem.experiments import scorers
 from yiem.experiments._dataset import Dataset, DatasetError, DatasetItem
 from yiem.experiments._draft import BackgroundRun, ExperimentDraft
+from yiem.experiments._example import EXAMPLE_NAME, NO_JUDGE, TAB_HELP, example_experiment, is_example
 from yiem.experiments._item_run import run_item, user_message
 from yiem.experiments._outcome import ItemOutcome, OutcomeKey, Score
 from yiem.experiments._results import (
     Comparison,
     ExperimentResult,
     ItemChange,
+    RunCost,
     RunStatus,
     VariantSummary,
     compare,
@@ -45,7 +47,10 @@ from yiem.experiments.scorers import AnyScorer, ScorerError, ScorerSpecError
 __all__ = [
     "CUSTOM_PROVIDER",
     "DEFAULT_CONCURRENCY",
+    "EXAMPLE_NAME",
+    "NO_JUDGE",
     "RAY_ADDRESS_ENV",
+    "TAB_HELP",
     "AnyScorer",
     "BackgroundRun",
     "Comparison",
@@ -64,6 +69,7 @@ __all__ = [
     "MemoryRecorder",
     "OutcomeKey",
     "Progress",
+    "RunCost",
     "RunRecord",
     "RunRecorder",
     "RunSpec",
@@ -80,6 +86,8 @@ __all__ = [
     "VariantSummary",
     "check_spec",
     "compare",
+    "example_experiment",
+    "is_example",
     "mcnemar_exact",
     "mean_score",
     "pareto_front",
