@@ -78,7 +78,8 @@ def test_a_priced_run_costs_its_replies_and_its_judges() -> None:
         return {"content": "Paris", "usage": {"inputTokens": 1_000_000, "outputTokens": 0}}
 
     def verdict(_context: Any) -> Any:
-        return {"content": '{"score": 1, "reason": "right"}', "usage": {"inputTokens": 0, "outputTokens": 500_000}}
+        usage = {"inputTokens": 0, "outputTokens": 500_000}
+        return {"content": '{"score": 1, "reason": "right"}', "usage": usage}
 
     judge = Variant(name="judge", llm=ScriptedLlm([verdict] * 3), model=priced)
     variant = Variant(name="v", llm=ScriptedLlm([reply] * 3), model=priced)
