@@ -8,7 +8,7 @@ from typing import Any
 import streamlit as st
 
 from ui.experiments.results import money
-from ui.experiments.state import DRAFT, EXPERIMENT_ID, experiment_store, open_experiment, save
+from ui.experiments.state import DRAFT, EXPERIMENT_ID, WIDGET_PREFIX, experiment_store, open_experiment, save
 from yiem.experiments import (
     NO_JUDGE,
     TAB_HELP,
@@ -31,7 +31,12 @@ FIRST_RUN = (
 def _start_example() -> None:
     state: Any = st.session_state
     open_experiment(None)  # forget the widgets of whatever was open
-    state[DRAFT] = example_experiment()
+    example = state[DRAFT] = example_experiment()
+    # The fixed-key widgets are set, not only forgotten: the browser would send back what it showed.
+    state[f"{WIDGET_PREFIX}name"] = example.name
+    state[f"{WIDGET_PREFIX}repeats"] = example.repeats
+    state[f"{WIDGET_PREFIX}concurrency"] = example.concurrency
+    state[f"{WIDGET_PREFIX}budget"] = example.budget_usd or 0.0
     try:
         st.query_params["e"] = save(state[DRAFT])
     except StoreError as error:

@@ -16,6 +16,7 @@ from ui.chat import history, live
 from ui.chat import library as chat_library
 from ui.chat import settings as chat_settings
 from ui.chat import sidebar as chat_sidebar
+from ui.chat import suggestions as chat_suggestions
 from ui.chat import unsent as chat_unsent
 from yiem.chat import LOCAL, ChatSession, conversation_setup, user_message
 from yiem.store import ConversationNotFoundError, StoreError
@@ -74,6 +75,7 @@ def _model_line() -> None:
 
 _model_line()
 history.draw_history(chat)
+chat_suggestions.draw(chat)  # a first run's empty chat: what it is for, and prompts to send
 
 if notice := st.session_state.pop("yiem_notice", None):
     st.error(notice)

@@ -54,6 +54,7 @@ from yiem.chat._settings import (
 )
 from yiem.chat._setup import ChatSetup, apply_setup, conversation_setup, setup_of, stored_setup
 from yiem.chat._stopped_usage import token_counter
+from yiem.chat._suggestions import Suggestions, chat_suggestions
 from yiem.chat._templates import fill_template, template_variables
 from yiem.chat._timeline import MODEL_LANE, TimelineBar, reply_ranges, reply_timeline
 from yiem.chat._titles import clean_title, write_title, writes_titles
@@ -88,12 +89,14 @@ __all__ = [
     "SamplingModel",
     "SavedPrompt",
     "SendEstimate",
+    "Suggestions",
     "TimelineBar",
     "Transcript",
     "TranscriptError",
     "apply_setup",
     "available_models",
     "calls_tools",
+    "chat_suggestions",
     "check_image",
     "clean_title",
     "configured_secret",

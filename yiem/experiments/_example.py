@@ -14,7 +14,7 @@ from yiem.experiments.scorers import AnyScorer, contains, rubric
 from yiem.providers.local_llm import is_installed
 
 EXAMPLE_NAME = "Example: short answers"
-EXAMPLE_MAX_TOKENS = 32  # a word or a sentence: keeps the twenty replies and verdicts quick
+EXAMPLE_MAX_TOKENS = 24  # a word or a sentence: keeps the twenty replies and verdicts quick
 SHORT_ANSWER = "Short answer"
 PLAIN = "Plain"
 
