@@ -19,7 +19,7 @@ from yiem.experiments import EXAMPLE_NAME, ExperimentStore
 from yiem.store import create_store_engine
 from yiem.types import AssistantMessage
 
-pytestmark = [pytest.mark.browser, pytest.mark.llama, pytest.mark.timeout(1500)]
+pytestmark = [pytest.mark.browser, pytest.mark.llama, pytest.mark.timeout(2400)]
 
 LONG = 300_000
 
@@ -55,7 +55,7 @@ def test_the_example_experiment_runs_to_a_matrix_a_comparison_and_a_cost_line(
     page.get_by_text("Run sends every item to every variant").wait_for(timeout=LONG)
     page.get_by_role("button", name="Run", exact=True).click()
     try:
-        page.get_by_text(re.compile(r"finished · 20 / 20 items")).first.wait_for(timeout=2 * LONG)
+        page.get_by_text(re.compile(r"finished · 20 / 20 items")).first.wait_for(timeout=4 * LONG)
     except Exception as error:
         screenshot(page, "first-run-experiments-debug")
         raise AssertionError(f"{error!r}\n{streamlit_app.log()}") from error
