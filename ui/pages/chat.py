@@ -12,6 +12,7 @@ from ui.chat import documents as chat_documents
 from ui.chat import history, live, prompt_in
 from ui.chat import settings as chat_settings
 from ui.chat import sidebar as chat_sidebar
+from ui.chat import suggestions as chat_suggestions
 from ui.state import CHAT, ENABLED_TOOLS, NOTICE
 from yiem.chat import ChatSession, conversation_setup
 from yiem.model_setup import LOCAL
@@ -70,6 +71,7 @@ def _model_line() -> None:
 
 _model_line()
 history.draw_history(chat)
+chat_suggestions.draw(chat)  # a first run's empty chat: what it is for, and prompts to send
 
 if notice := NOTICE.pop():
     st.error(notice)

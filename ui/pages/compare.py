@@ -13,6 +13,7 @@ from ui import bootstrap
 from ui.compare.columns import BLIND, RUN, draw_columns, draw_live
 from ui.compare.saved import draw_saved, follow_url, show_in_url
 from ui.compare.setup import draw_column_settings
+from ui.compare.suggestions import draw_suggestions, first_run, preset_example, suggested_prompt
 from ui.compare.votes import VOTED, draw_leaderboard, draw_vote
 from ui.messages import IMAGE_TYPES, submitted_prompt
 from ui.state import CHAT, STORE, TOOL_REGISTRY
@@ -34,6 +35,8 @@ try:
 except StoreError as error:
     st.error(f"The Experiments page's saved variants could not be read: {error}")
     variants = []
+first = first_run(saved)  # nothing saved yet: the columns start apart and prompts are suggested
+preset_example(first)
 specs = draw_column_settings(variants)
 blind = st.toggle("Blind vote: two columns, names hidden and order shuffled until you vote", key="cmp_blind")
 tag = st.text_input("Tag for votes", key="cmp_tag", placeholder="optional, to filter the leaderboard")
@@ -53,6 +56,7 @@ prompt, images = submitted_prompt(
         file_type=IMAGE_TYPES if with_images else None,
     )
 )
+prompt = suggested_prompt() or prompt
 if prompt.strip() or images:
     try:
         if blind and len(specs) != 2:
@@ -77,6 +81,8 @@ if prompt.strip() or images:
     except (CompareError, StoreError) as error:
         st.error(str(error))
 
+if comparison is None and first:
+    draw_suggestions()
 if comparison is not None:
     hidden = bool(st.session_state.get(BLIND)) and VOTED not in st.session_state
     if comparison.running:

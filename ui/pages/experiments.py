@@ -14,6 +14,7 @@ import streamlit as st
 from ui import bootstrap
 from ui.experiments.charts import draw_comparison, draw_history, draw_quality_cost, draw_scorer_bars
 from ui.experiments.dataset import draw_dataset
+from ui.experiments.example import draw_cost_line, draw_delete, draw_first_run, draw_tab_help
 from ui.experiments.results import draw_exports, draw_matrix, draw_summary
 from ui.experiments.review import draw_assignment, draw_judgment, draw_queue
 from ui.experiments.run import draw_progress, draw_run_settings, resume_run, start_run
@@ -37,6 +38,8 @@ if wanted != st.session_state.get(EXPERIMENT_ID) and (wanted is None or wanted i
 current = draft()
 experiment_id: str | None = st.session_state.get(EXPERIMENT_ID)
 run = live_run()
+if not saved and experiment_id is None and run is None:
+    draw_first_run()  # nothing of their own yet: what the page is for, and the example
 
 NEW = ""  # the picker's key for a new experiment (None would read as "nothing picked")
 choices: dict[str, str] = {NEW: "New experiment", **{e.id: e.name for e in saved}}
@@ -74,13 +77,17 @@ except StoreError as error:
 current.name = st.text_input("Name", value=current.name, key="exp_w_name", disabled=run is not None)
 dataset_tab, variants_tab, scorers_tab, run_tab = st.tabs(["Dataset", "Variants", "Scorers", "Run"])
 with dataset_tab:
+    draw_tab_help(current, "dataset")
     draw_dataset(current, store.conversations)
 with variants_tab:
+    draw_tab_help(current, "variants")
     registry = TOOL_REGISTRY.get()
     draw_variants(current, sorted(registry.tools) if registry is not None else [])
 with scorers_tab:
+    draw_tab_help(current, "scorers")
     draw_scorers(current)
 with run_tab:
+    draw_tab_help(current, "run")
     draw_run_settings(current)
     left, right = st.columns(2)
     if left.button("Save", key="exp_save", icon=":material/save:", disabled=run is not None):
@@ -93,6 +100,7 @@ with run_tab:
         if live_run() is not None:
             st.query_params["e"] = st.session_state[EXPERIMENT_ID]
             st.rerun()
+    draw_delete(disabled=run is not None)
 
 run_error = st.session_state.pop("exp_run_error", None)
 if run_error:
@@ -132,6 +140,7 @@ if resumable and run is None:
         resume_run(record)
         st.rerun()
 draw_summary(result)
+draw_cost_line(result)
 chart, bars = st.columns(2)
 with chart:
     draw_quality_cost(result)

@@ -36,6 +36,7 @@ from yiem.chat._session import (
 )
 from yiem.chat._setup import conversation_setup, stored_setup
 from yiem.chat._stopped_usage import token_counter
+from yiem.chat._suggestions import Suggestions, chat_suggestions
 from yiem.chat._timeline import MODEL_LANE, TimelineBar, reply_ranges, reply_timeline
 from yiem.chat._titles import clean_title, write_title, writes_titles
 from yiem.chat._transcript import Transcript, TranscriptError, export_json, export_markdown, import_json
@@ -58,9 +59,11 @@ __all__ = [
     "RunAgent",
     "SavedPrompt",
     "SendEstimate",
+    "Suggestions",
     "TimelineBar",
     "Transcript",
     "TranscriptError",
+    "chat_suggestions",
     "clean_title",
     "context_gauge",
     "conversation_setup",

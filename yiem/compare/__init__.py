@@ -17,13 +17,16 @@ from yiem.compare._storage import (
     ComparisonStore,
     SavedColumn,
 )
+from yiem.compare._suggestions import FIRST_RUN, SUGGESTED_PROMPTS, example_columns
 from yiem.compare._votes import VERDICTS, Verdict, Vote, VoteOwnerError, VoteStore
 from yiem.store import COMPARE_SOURCE
 
 __all__ = [
     "COMPARE_SOURCE",
+    "FIRST_RUN",
     "MAX_COLUMNS",
     "MIN_COLUMNS",
+    "SUGGESTED_PROMPTS",
     "VERDICTS",
     "ColumnFigures",
     "ColumnState",
@@ -45,6 +48,7 @@ __all__ = [
     "cheapest_and_fastest",
     "check_columns",
     "connect_column",
+    "example_columns",
     "fit_strengths",
     "leaderboard",
     "to_elo",

@@ -21,6 +21,7 @@ from yiem.experiments._agreement import (
 )
 from yiem.experiments._dataset import Dataset, DatasetError, DatasetItem, conversation_up_to
 from yiem.experiments._draft import BackgroundRun, ExperimentDraft
+from yiem.experiments._example import EXAMPLE_NAME, NO_JUDGE, TAB_HELP, example_experiment, is_example
 from yiem.experiments._item_run import run_item, user_message
 from yiem.experiments._outcome import ItemOutcome, OutcomeKey, Score
 from yiem.experiments._replay import ReplyDiff, reply_diffs
@@ -28,6 +29,7 @@ from yiem.experiments._results import (
     Comparison,
     ExperimentResult,
     ItemChange,
+    RunCost,
     RunStatus,
     VariantSummary,
     compare,
@@ -71,8 +73,11 @@ from yiem.experiments.scorers import AnyScorer, ScorerError, ScorerSpecError
 __all__ = [
     "CUSTOM_PROVIDER",
     "DEFAULT_CONCURRENCY",
+    "EXAMPLE_NAME",
     "HUMAN_SCORER",
+    "NO_JUDGE",
     "RAY_ADDRESS_ENV",
+    "TAB_HELP",
     "Agreement",
     "AnyScorer",
     "BackgroundRun",
@@ -100,6 +105,7 @@ __all__ = [
     "ReviewError",
     "ReviewPermissionError",
     "ReviewStore",
+    "RunCost",
     "RunOptions",
     "RunRecord",
     "RunRecorder",
@@ -121,7 +127,9 @@ __all__ = [
     "compare",
     "conversation_up_to",
     "disagreements",
+    "example_experiment",
     "human_verdicts",
+    "is_example",
     "judge_agreement",
     "mcnemar_exact",
     "mean_score",

@@ -167,6 +167,17 @@ def summarize(variant: str, outcomes: Sequence[ItemOutcome], scorer_names: Seque
     )
 
 
+class RunCost(BaseModel):
+    """A whole run's spending: the known dollars (replies and judges), how many outcomes had a price
+    unknown (never counted as $0), and the tokens of both."""
+
+    known_usd: float
+    outcomes: int
+    unpriced: int
+    input_tokens: int
+    output_tokens: int
+
+
 class ExperimentResult(BaseModel):
     """Everything a run produced, with the frozen dataset it used."""
 
@@ -194,6 +205,19 @@ class ExperimentResult(BaseModel):
     @property
     def judge_cost(self) -> float:
         return sum(outcome.judge_cost for outcome in self.outcomes)
+
+    def cost(self) -> RunCost:
+        """What the whole run cost, judges included, the unpriced outcomes counted apart."""
+        usage = self.judge_usage
+        for outcome in self.outcomes:
+            usage = usage + outcome.usage
+        return RunCost(
+            known_usd=sum((o.cost or 0.0) + o.judge_cost for o in self.outcomes),
+            outcomes=len(self.outcomes),
+            unpriced=sum(not o.price_known for o in self.outcomes),
+            input_tokens=usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
+            output_tokens=usage.output_tokens,
+        )
 
     def outcomes_of(self, variant: str) -> list[ItemOutcome]:
         return [o for o in self.outcomes if o.variant == variant]

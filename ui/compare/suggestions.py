@@ -1,0 +1,52 @@
+"""Compare's first run: what the page is for, three prompts to send with one click, and the columns
+preset apart (the second answers like a pirate) so the first answers differ."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import bootstrap
+from ui.compare.setup import SPECS
+from yiem.compare import FIRST_RUN, SUGGESTED_PROMPTS, ComparisonStore, example_columns
+from yiem.model_setup import ModelSetup
+from yiem.store import StoreError
+
+PICKED = "cmp_suggested_prompt"  # the suggestion clicked, sent on the run it causes
+
+
+def first_run(store: ComparisonStore) -> bool:
+    """Nothing of the person's own yet: no comparison saved (a store that cannot be read: not first)."""
+    try:
+        return not store.list_comparisons(limit=1)
+    except StoreError:
+        return False
+
+
+def preset_example(first: bool) -> None:
+    """On a first run, the columns start as the example's (once a session: what is typed then stays)."""
+    if first and SPECS not in st.session_state and "cmp_count" not in st.session_state:
+        chat = bootstrap.settings()
+        mine = ModelSetup(provider=chat.provider, base_url=chat.base_url, model_id=chat.model_id)
+        st.session_state[SPECS] = example_columns(mine)
+
+
+def suggested_prompt() -> str:
+    """The suggestion clicked just now, if any ("" when none)."""
+    picked: str = st.session_state.pop(PICKED, "")
+    return picked
+
+
+def _pick(text: str) -> None:
+    st.session_state[PICKED] = text
+
+
+def draw_suggestions() -> None:
+    """The sentence on what the page is for, and the three suggested prompts as buttons."""
+    st.info(FIRST_RUN, icon=":material/compare:")
+    st.caption("Try one of these:")
+    for index, (column, text) in enumerate(
+        zip(st.columns(len(SUGGESTED_PROMPTS)), SUGGESTED_PROMPTS, strict=True)
+    ):
+        column.button(
+            text, key=f"cmp_suggestion_{index}", icon=":material/lightbulb:", on_click=_pick, args=(text,)
+        )

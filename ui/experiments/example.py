@@ -1,0 +1,122 @@
+"""What a new person sees on Experiments: what the page is for, "Start from an example", the example's
+tab sentences; and, for any experiment, Delete and the run's cost line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from ui.experiments.state import DRAFT, EXPERIMENT_ID, WIDGET_PREFIX, experiment_store, open_experiment, save
+from yiem.amounts import dollars
+from yiem.amounts import tokens as token_words
+from yiem.experiments import (
+    NO_JUDGE,
+    TAB_HELP,
+    ExperimentDraft,
+    ExperimentResult,
+    example_experiment,
+    is_example,
+)
+from yiem.providers.local_llm import is_installed
+from yiem.store import StoreError
+
+FIRST_RUN = (
+    "Experiments send the same tasks to several models or prompts and score every reply, so you can "
+    "see which one does better. To begin, start from the example (ten short questions, two system "
+    "prompts, two scorers; it runs on the embedded model in about a minute), or add items on the "
+    "Dataset tab."
+)
+
+
+def _start_example() -> None:
+    state: Any = st.session_state
+    open_experiment(None)  # forget the widgets of whatever was open
+    example = state[DRAFT] = example_experiment()
+    # The fixed-key widgets are set, not only forgotten: the browser would send back what it showed.
+    state[f"{WIDGET_PREFIX}name"] = example.name
+    state[f"{WIDGET_PREFIX}repeats"] = example.repeats
+    state[f"{WIDGET_PREFIX}concurrency"] = example.concurrency
+    state[f"{WIDGET_PREFIX}budget"] = example.budget_usd or 0.0
+    try:
+        st.query_params["e"] = save(state[DRAFT])
+    except StoreError as error:
+        state["exp_example_error"] = f"The example could not be saved: {error}"
+
+
+def draw_first_run() -> None:
+    """The empty page (no experiment saved yet): one sentence on what it is for, and the example."""
+    st.info(FIRST_RUN, icon=":material/science:")
+    st.button(
+        "Start from an example",
+        key="exp_start_example",
+        icon=":material/auto_awesome:",
+        type="primary",
+        on_click=_start_example,
+    )
+    if problem := st.session_state.pop("exp_example_error", None):
+        st.error(problem)
+
+
+def draw_tab_help(draft: ExperimentDraft, tab: str) -> None:
+    """Above each tab of the example, a sentence saying what the tab is for."""
+    if not is_example(draft):
+        return
+    st.caption(TAB_HELP[tab])
+    if tab == "scorers" and all(scorer.kind != "rubric" for scorer in draft.scorers) and not is_installed():
+        st.caption(NO_JUDGE)
+
+
+def _delete(experiment_id: str) -> None:
+    try:
+        experiment_store().delete_experiment(experiment_id)
+    except StoreError as error:
+        st.session_state["exp_delete_error"] = f"The experiment could not be deleted: {error}"
+        return
+    st.query_params.pop("e", None)
+    open_experiment(None)
+
+
+@st.dialog("Delete this experiment?")
+def _confirm_delete(experiment_id: str, name: str) -> None:
+    st.write(
+        f"“{name}”, its runs and their results will be deleted. Their costs stay on the Costs page, "
+        "and the transcripts stay."
+    )
+    left, right = st.columns(2)
+    if left.button("Delete", type="primary", key="exp_confirm_delete"):
+        _delete(experiment_id)
+        st.rerun()
+    if right.button("Cancel", key="exp_cancel_delete"):
+        st.rerun()
+
+
+def draw_delete(disabled: bool) -> None:
+    """Delete the open experiment (the example as any other), after a confirmation."""
+    experiment_id: str | None = st.session_state.get(EXPERIMENT_ID)
+    if experiment_id is None:
+        return
+    if st.button("Delete this experiment", key="exp_delete", icon=":material/delete:", disabled=disabled):
+        _confirm_delete(experiment_id, st.session_state[DRAFT].name)
+    if problem := st.session_state.pop("exp_delete_error", None):
+        st.error(problem)
+
+
+def draw_cost_line(result: ExperimentResult) -> None:
+    """One line: what the whole run cost, judges included; a price unknown is said, never shown as $0."""
+    cost = result.cost()
+    tokens = (
+        f"{token_words(cost.input_tokens)} tokens in, {token_words(cost.output_tokens)} out, judges included"
+    )
+    if cost.unpriced == 0:
+        st.markdown(f":material/payments: **Cost of this run:** {dollars(cost.known_usd)} ({tokens}).")
+    elif cost.unpriced == cost.outcomes:
+        st.markdown(
+            f":material/payments: **Cost of this run:** price unknown: its {cost.outcomes} replies came from "
+            f"a model without a price list, such as the embedded one on this machine ({tokens})."
+        )
+    else:
+        st.markdown(
+            f":material/payments: **Cost of this run:** {dollars(cost.known_usd)} for the priced replies, "
+            f"and {cost.unpriced} of {cost.outcomes} replies of unknown price ({tokens})."
+        )
