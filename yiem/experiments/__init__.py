@@ -5,6 +5,13 @@ notebook; the Experiments page calls the same functions.
 """
 
 from yiem.experiments import scorers
+from yiem.experiments._access import (
+    SHARING_WORDS,
+    SHARINGS,
+    ChatItemsNeedConfirmationError,
+    ExperimentAccessError,
+    Sharing,
+)
 from yiem.experiments._agreement import (
     HUMAN_SCORER,
     Agreement,
@@ -73,14 +80,18 @@ __all__ = [
     "DEFAULT_CONCURRENCY",
     "HUMAN_SCORER",
     "RAY_ADDRESS_ENV",
+    "SHARINGS",
+    "SHARING_WORDS",
     "Agreement",
     "AnyScorer",
     "BackgroundRun",
+    "ChatItemsNeedConfirmationError",
     "Comparison",
     "Dataset",
     "DatasetError",
     "DatasetItem",
     "Disagreement",
+    "ExperimentAccessError",
     "ExperimentDraft",
     "ExperimentError",
     "ExperimentNotFoundError",
@@ -109,6 +120,7 @@ __all__ = [
     "ScorerError",
     "ScorerFigures",
     "ScorerSpecError",
+    "Sharing",
     "StatisticsError",
     "StoreRecorder",
     "TaskExecutor",
