@@ -201,7 +201,8 @@ def test_experiment_transcripts_and_costs_are_the_runners_own(any_store_url: str
     assert costs.counts(engine, replace(every_time, owner=None, experiment_id=exp_b)).requests == 1
 
     as_a, as_b = ExperimentStore(engine, A), ExperimentStore(engine, B)
-    # Experiments and their results are the team's (README): A reads B's run's outcomes...
+    # B shares the experiment with the team to read: A reads B's run's outcomes...
+    as_b.share(exp_b, "read")
     (theirs,) = as_a.load_result(run_b.run_id).outcomes
     assert {e.id for e in as_a.list_experiments()} == {exp_a, exp_b}
     # ...but B's transcript, a hidden conversation of B's, stays B's.

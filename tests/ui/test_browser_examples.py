@@ -74,9 +74,9 @@ def test_the_example_experiment_runs_to_a_matrix_a_comparison_and_a_cost_line(
     assert (run.status, run.done, run.total) == ("finished", 20, 20)
 
     # Deleted like any experiment: the page is empty again and offers the example once more.
-    page.get_by_role("tab", name="Run").click()
-    page.get_by_role("button", name="Delete this experiment").click()
-    page.get_by_role("dialog").get_by_role("button", name="Delete", exact=True).click()
+    page.get_by_role("button", name="Share or delete").click()
+    page.get_by_text("Delete it with its runs and results").click()
+    page.get_by_role("button", name="Delete experiment").click()
     page.get_by_role("button", name="Start from an example").wait_for(timeout=LONG)
     assert store.list_experiments() == [] and store.list_runs() == []
 

@@ -132,6 +132,7 @@ def test_a_run_of_another_persons_shows_its_scores_but_not_its_transcript(db_url
     data = Dataset.from_records([{"id": "q0", "input": "Ann's question", "expected": "x"}])
     variant = Variant(name="v", llm=ScriptedLlm(["Ann's answer x"]))
     result = run_experiment(data, [variant], [scorers.contains()], name="ann's", store=store)
+    store.share(store.experiment_named("ann's"), "read")  # hers, shared with the team to read
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.query_params["e"] = store.list_experiments()[0].id
     at.switch_page("ui/pages/experiments.py").run()

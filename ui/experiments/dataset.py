@@ -203,10 +203,9 @@ def _from_conversations(draft: ExperimentDraft, chats: ConversationStore) -> Non
             except StoreError as error:  # deleted in another tab since the list was drawn
                 st.error(str(error))
                 return
-            known = {item.id for item in draft.dataset.items}
-            added = [item for item in loaded.items if item.id not in known]
-            _replace(draft, Dataset(name=draft.dataset.name, items=[*draft.dataset.items, *added]))
-            st.session_state[f"{WIDGET_PREFIX}chats_added"] = len(added)
+            before = len(draft.dataset.items)
+            _replace(draft, draft.add_from_conversations(loaded, chats.owner))
+            st.session_state[f"{WIDGET_PREFIX}chats_added"] = len(draft.dataset.items) - before
             st.rerun()
         added_count = st.session_state.pop(f"{WIDGET_PREFIX}chats_added", None)
         if added_count is not None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui.experiments.state import DRAFT, EXPERIMENT_ID, WIDGET_PREFIX, experiment_store, open_experiment, save
+from ui.experiments.state import DRAFT, WIDGET_PREFIX, open_experiment, save
 from yiem.amounts import dollars
 from yiem.amounts import tokens as token_words
 from yiem.experiments import (
@@ -65,41 +65,6 @@ def draw_tab_help(draft: ExperimentDraft, tab: str) -> None:
     st.caption(TAB_HELP[tab])
     if tab == "scorers" and all(scorer.kind != "rubric" for scorer in draft.scorers) and not is_installed():
         st.caption(NO_JUDGE)
-
-
-def _delete(experiment_id: str) -> None:
-    try:
-        experiment_store().delete_experiment(experiment_id)
-    except StoreError as error:
-        st.session_state["exp_delete_error"] = f"The experiment could not be deleted: {error}"
-        return
-    st.query_params.pop("e", None)
-    open_experiment(None)
-
-
-@st.dialog("Delete this experiment?")
-def _confirm_delete(experiment_id: str, name: str) -> None:
-    st.write(
-        f"“{name}”, its runs and their results will be deleted. Their costs stay on the Costs page, "
-        "and the transcripts stay."
-    )
-    left, right = st.columns(2)
-    if left.button("Delete", type="primary", key="exp_confirm_delete"):
-        _delete(experiment_id)
-        st.rerun()
-    if right.button("Cancel", key="exp_cancel_delete"):
-        st.rerun()
-
-
-def draw_delete(disabled: bool) -> None:
-    """Delete the open experiment (the example as any other), after a confirmation."""
-    experiment_id: str | None = st.session_state.get(EXPERIMENT_ID)
-    if experiment_id is None:
-        return
-    if st.button("Delete this experiment", key="exp_delete", icon=":material/delete:", disabled=disabled):
-        _confirm_delete(experiment_id, st.session_state[DRAFT].name)
-    if problem := st.session_state.pop("exp_delete_error", None):
-        st.error(problem)
 
 
 def draw_cost_line(result: ExperimentResult) -> None:

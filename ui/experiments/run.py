@@ -10,6 +10,7 @@ from ui.experiments.state import RUN, WIDGET_PREFIX, experiment_store, live_run,
 from ui.state import TOOL_REGISTRY
 from yiem.amounts import dollars
 from yiem.experiments import BackgroundRun, ExperimentDraft, ExperimentError, Progress, RunRecord, check_spec
+from yiem.store import StoreError
 
 POLL_SECONDS = 0.5
 
@@ -48,10 +49,13 @@ def start_run(draft: ExperimentDraft) -> None:
     except ExperimentError as error:
         st.error(str(error))
         return
-    experiment_id = save(draft)
-    # The run goes with the keys typed this session; the store keeps it without them.
-    keyed = spec.model_copy(update={"variants": with_session_keys(spec.variants)})
-    st.session_state[RUN] = BackgroundRun.start(experiment_store(), keyed, experiment_id, _tools())
+    try:
+        experiment_id = save(draft)
+        # The run goes with the keys typed this session; the store keeps it without them.
+        keyed = spec.model_copy(update={"variants": with_session_keys(spec.variants)})
+        st.session_state[RUN] = BackgroundRun.start(experiment_store(), keyed, experiment_id, _tools())
+    except StoreError as error:  # no longer shared for editing since the page was drawn
+        st.error(f"The run was not started: {error}")
 
 
 def resume_run(record: RunRecord) -> None:

@@ -20,7 +20,8 @@ WIDGET_PREFIX = "exp_w_"  # every editing widget's key starts with it, so openin
 
 
 def experiment_store() -> ExperimentStore:
-    return ExperimentStore(store_engine(database_url()), owner().id)
+    person = owner()
+    return ExperimentStore(store_engine(database_url()), person.id, admin=person.is_admin)
 
 
 def draft() -> ExperimentDraft:

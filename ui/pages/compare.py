@@ -31,7 +31,7 @@ saved = ComparisonStore(STORE().engine, owner.id)
 comparison: Comparison | None = follow_url(saved)
 
 try:
-    variants = ExperimentStore(saved.engine, owner.id).saved_variants()
+    variants = ExperimentStore(saved.engine, owner.id, admin=owner.is_admin).saved_variants()
 except StoreError as error:
     st.error(f"The Experiments page's saved variants could not be read: {error}")
     variants = []

@@ -14,11 +14,12 @@ import streamlit as st
 from ui import bootstrap
 from ui.experiments.charts import draw_comparison, draw_history, draw_quality_cost, draw_scorer_bars
 from ui.experiments.dataset import draw_dataset
-from ui.experiments.example import draw_cost_line, draw_delete, draw_first_run, draw_tab_help
+from ui.experiments.example import draw_cost_line, draw_first_run, draw_tab_help
 from ui.experiments.results import draw_exports, draw_matrix, draw_summary
 from ui.experiments.review import draw_assignment, draw_judgment, draw_queue
 from ui.experiments.run import draw_progress, draw_run_settings, resume_run, start_run
 from ui.experiments.setup import draw_scorers, draw_variants
+from ui.experiments.sharing import draw_message, draw_sharing, picker_label
 from ui.experiments.state import EXPERIMENT_ID, draft, experiment_store, live_run, open_experiment, save
 from ui.state import TOOL_REGISTRY
 from yiem.experiments import ExperimentResult, RunRecord
@@ -32,17 +33,27 @@ st.title("Experiments")
 # The URL and state: the experiment named in the URL (?e=ID), its draft, the run in flight.
 store = experiment_store()
 saved = store.list_experiments()
+by_id_saved = {e.id: e for e in saved}
 wanted = st.query_params.get("e")
-if wanted != st.session_state.get(EXPERIMENT_ID) and (wanted is None or wanted in {e.id for e in saved}):
+if wanted is not None and wanted not in by_id_saved:
+    # Deleted, or someone else's and not shared: said as Chat says it of a conversation's link.
+    st.warning("That experiment no longer exists or is not shared with you; here is a new one instead.")
+    del st.query_params["e"]
+    wanted = None
+if wanted != st.session_state.get(EXPERIMENT_ID):
     open_experiment(wanted)
+elif wanted is None and st.session_state.get(EXPERIMENT_ID) not in (None, *by_id_saved):
+    open_experiment(None)  # the open one was deleted or made private by its owner since
 current = draft()
 experiment_id: str | None = st.session_state.get(EXPERIMENT_ID)
+opened = by_id_saved.get(experiment_id or "")
 run = live_run()
+may_edit = opened is None or store.may_edit(opened)
 if not saved and experiment_id is None and run is None:
     draw_first_run()  # nothing of their own yet: what the page is for, and the example
 
 NEW = ""  # the picker's key for a new experiment (None would read as "nothing picked")
-choices: dict[str, str] = {NEW: "New experiment", **{e.id: e.name for e in saved}}
+choices: dict[str, str] = {NEW: "New experiment", **{e.id: picker_label(e, store) for e in saved}}
 
 
 def _picked() -> None:
@@ -64,6 +75,16 @@ st.selectbox(
     on_change=_picked,
     disabled=run is not None,
 )
+draw_message()
+if opened is not None and run is None:
+    next_id = draw_sharing(opened, store)
+    if next_id is not None:
+        if next_id:
+            st.query_params["e"] = next_id
+        else:
+            st.query_params.pop("e", None)
+        open_experiment(next_id or None)
+        st.rerun()
 
 # The data: this experiment's runs, newest first, and the results of the ones drawn.
 records: list[RunRecord] = store.list_runs(experiment_id) if experiment_id else []
@@ -74,7 +95,10 @@ except StoreError as error:
     st.error(f"A run could not be read: {error}")
 
 # The drawing.
-current.name = st.text_input("Name", value=current.name, key="exp_w_name", disabled=run is not None)
+renames = opened is None or store.may_manage(opened)
+current.name = st.text_input(
+    "Name", value=current.name, key="exp_w_name", disabled=run is not None or not renames
+)
 dataset_tab, variants_tab, scorers_tab, run_tab = st.tabs(["Dataset", "Variants", "Scorers", "Run"])
 with dataset_tab:
     draw_tab_help(current, "dataset")
@@ -90,17 +114,24 @@ with run_tab:
     draw_tab_help(current, "run")
     draw_run_settings(current)
     left, right = st.columns(2)
-    if left.button("Save", key="exp_save", icon=":material/save:", disabled=run is not None):
-        st.query_params["e"] = save(current)
-        st.rerun()
+    if left.button("Save", key="exp_save", icon=":material/save:", disabled=run is not None or not may_edit):
+        try:
+            st.query_params["e"] = save(current)
+        except StoreError as error:  # unshared or made read-only by its owner since the page was drawn
+            st.error(f"The experiment was not saved: {error}")
+        else:
+            st.rerun()
     if right.button(
-        "Run", key="exp_run", icon=":material/play_arrow:", type="primary", disabled=run is not None
+        "Run",
+        key="exp_run",
+        icon=":material/play_arrow:",
+        type="primary",
+        disabled=run is not None or not may_edit,
     ):
         start_run(current)
         if live_run() is not None:
             st.query_params["e"] = st.session_state[EXPERIMENT_ID]
             st.rerun()
-    draw_delete(disabled=run is not None)
 
 run_error = st.session_state.pop("exp_run_error", None)
 if run_error:
@@ -132,7 +163,7 @@ st.caption(
     f"{_status(record)} · {record.done} / {record.total} items · dataset version {record.dataset_version[:8]}"
 )
 resumable = record.done < record.total and record.status in ("stopped", "running", "failed", "budget")
-if resumable and run is None:
+if resumable and run is None and may_edit:
     st.warning(
         f"This run stopped at {record.done} of {record.total} items ({record.stop_reason or record.status})."
     )

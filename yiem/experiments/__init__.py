@@ -5,6 +5,13 @@ notebook; the Experiments page calls the same functions.
 """
 
 from yiem.experiments import scorers
+from yiem.experiments._access import (
+    SHARING_WORDS,
+    SHARINGS,
+    ChatItemsNeedConfirmationError,
+    ExperimentAccessError,
+    Sharing,
+)
 from yiem.experiments._agreement import (
     HUMAN_SCORER,
     Agreement,
@@ -77,15 +84,19 @@ __all__ = [
     "HUMAN_SCORER",
     "NO_JUDGE",
     "RAY_ADDRESS_ENV",
+    "SHARINGS",
+    "SHARING_WORDS",
     "TAB_HELP",
     "Agreement",
     "AnyScorer",
     "BackgroundRun",
+    "ChatItemsNeedConfirmationError",
     "Comparison",
     "Dataset",
     "DatasetError",
     "DatasetItem",
     "Disagreement",
+    "ExperimentAccessError",
     "ExperimentDraft",
     "ExperimentError",
     "ExperimentNotFoundError",
@@ -115,6 +126,7 @@ __all__ = [
     "ScorerError",
     "ScorerFigures",
     "ScorerSpecError",
+    "Sharing",
     "StatisticsError",
     "StoreRecorder",
     "TaskExecutor",

@@ -29,6 +29,15 @@ class ExperimentDraft(BaseModel):
     repeats: int = Field(default=1, ge=1)
     concurrency: int = Field(default=DEFAULT_CONCURRENCY, ge=1)
     budget_usd: float | None = Field(default=None, gt=0)
+    # Items taken from someone's conversations (item id -> whose): sharing them asks that person first.
+    chat_items: dict[str, str] = Field(default_factory=dict)
+
+    def add_from_conversations(self, loaded: Dataset, owner: str) -> Dataset:
+        """The dataset with `owner`'s conversation items added (turns already in it are not added twice)."""
+        known = {item.id for item in self.dataset.items}
+        added = [item for item in loaded.items if item.id not in known]
+        self.chat_items.update({item.id: owner for item in added})
+        return Dataset(name=self.dataset.name, items=[*self.dataset.items, *added])
 
     def spec(self) -> RunSpec:
         """A new run of this draft, the dataset frozen as it is now."""

@@ -18,7 +18,9 @@ from pydantic import ValidationError
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.engine import Engine
 
+from yiem.experiments._access import Access, Sharing, chat_items, check_sharing
 from yiem.experiments._outcome import ItemOutcome
+from yiem.experiments._outcome_rows import OutcomeRows
 from yiem.experiments._results import ExperimentResult, RunStatus
 from yiem.experiments._spec import RunSpec
 from yiem.experiments._variant import Variant
@@ -32,7 +34,6 @@ from yiem.store import (
     experiments,
     messages,
     usage,
-    usage_row,
 )
 
 if TYPE_CHECKING:
@@ -40,8 +41,6 @@ if TYPE_CHECKING:
 
 from yiem.types import (
     AgentMessage,
-    AssistantMessage,
-    AssistantMessageToolCall,
     model_json,
     replace_lone_surrogates,
 )
@@ -57,12 +56,20 @@ def _now_ms() -> int:
 
 @dataclass(frozen=True)
 class ExperimentRecord:
-    """A saved experiment: its name and the page's draft (dataset, variants, scorers, settings)."""
+    """A saved experiment: its name, the page's draft (dataset, variants, scorers, settings), whose it
+    is and how it is shared."""
 
     id: str
     name: str
     data: dict[str, Any]
     updated_ms: int
+    owner: str = LOCAL_OWNER_ID
+    sharing: Sharing = "private"
+
+    @property
+    def chat_items(self) -> dict[str, str]:
+        """Its items taken from conversations: item id -> whose conversation."""
+        return chat_items(self.data)
 
 
 @dataclass(frozen=True)
@@ -80,57 +87,78 @@ class RunRecord:
     updated_ms: int
 
 
-class ExperimentStore:
-    """Reads and writes experiments, runs and outcomes on the store's engine."""
+def _record(row: Any) -> ExperimentRecord:
+    return ExperimentRecord(row.id, row.name, json.loads(row.data), row.updated_ms, row.owner, row.sharing)
 
-    def __init__(self, engine: Engine, owner: str = LOCAL_OWNER_ID) -> None:
-        # The experiments are the team's; the transcripts and usage rows of a run are its runner's.
+
+class ExperimentStore:
+    """Reads and writes experiments, runs and outcomes on the store's engine, as one person.
+
+    `owner` sees their own experiments and those shared with the team; an `admin` may also rename,
+    delete and re-share the shared ones.
+    """
+
+    def __init__(self, engine: Engine, owner: str = LOCAL_OWNER_ID, *, admin: bool = False) -> None:
+        # The transcripts and usage rows of a run are its runner's, whoever owns the experiment.
         self.engine = engine
         self.owner = owner
+        self.access = Access(owner, admin)
         self.conversations = ConversationStore(engine, owner)
 
     # experiments
 
     def save_experiment(self, name: str, data: dict[str, Any], experiment_id: str | None = None) -> str:
-        """Create or update an experiment's draft; returns its id."""
+        """Create (this person's, private) or update an experiment's draft; returns its id."""
         now = _now_ms()
         name = replace_lone_surrogates(name)  # JSON's "\ud800" cannot be written as UTF-8
         blob = json.dumps(replace_lone_surrogates(data), ensure_ascii=False)
         with self.engine.begin() as conn:
             if experiment_id is not None:
-                done = conn.execute(
-                    update(experiments)
-                    .where(experiments.c.id == experiment_id)
-                    .values(name=name, data=blob, updated_ms=now)
-                )
-                if done.rowcount:
+                row = conn.execute(select(experiments).where(experiments.c.id == experiment_id)).first()
+                if row is not None:
+                    if not conn.execute(
+                        select(experiments.c.id).where(
+                            experiments.c.id == experiment_id, self.access.visible()
+                        )
+                    ).first():
+                        raise _missing(experiment_id)
+                    self.access.require_edit(row.owner, row.sharing, row.name)
+                    if name != row.name:
+                        self.access.require_manage(row.owner, row.name, "rename")
+                    conn.execute(
+                        update(experiments)
+                        .where(experiments.c.id == experiment_id)
+                        .values(name=name, data=blob, updated_ms=now)
+                    )
                     return experiment_id
             new_id = experiment_id or uuid.uuid4().hex
             conn.execute(
-                insert(experiments).values(id=new_id, name=name, data=blob, created_ms=now, updated_ms=now)
+                insert(experiments).values(
+                    id=new_id, name=name, data=blob, created_ms=now, updated_ms=now, owner=self.owner
+                )
             )
         return new_id
 
     def experiment_named(self, name: str) -> str:
-        """The id of the most recent experiment with this name, created empty when there is none."""
+        """The id of this person's most recent experiment with this name, created empty when there is none."""
         name = replace_lone_surrogates(name)  # as `save_experiment` stores it
         with self.engine.connect() as conn:
             found = conn.execute(
                 select(experiments.c.id)
-                .where(experiments.c.name == name)
+                .where(experiments.c.name == name, experiments.c.owner == self.owner)
                 .order_by(experiments.c.updated_ms.desc())
                 .limit(1)
             ).scalar()
         return str(found) if found is not None else self.save_experiment(name, {})
 
     def list_experiments(self) -> list[ExperimentRecord]:
-        """Most recently edited first."""
+        """The ones this person sees (their own, the team's shared ones), most recently edited first."""
+        query = select(experiments).where(self.access.visible()).order_by(experiments.c.updated_ms.desc())
         with self.engine.connect() as conn:
-            rows = conn.execute(select(experiments).order_by(experiments.c.updated_ms.desc())).all()
-        return [ExperimentRecord(r.id, r.name, json.loads(r.data), r.updated_ms) for r in rows]
+            return [_record(row) for row in conn.execute(query)]
 
     def saved_variants(self) -> list[tuple[str, Variant]]:
-        """Every saved experiment's variants as `(experiment name, variant)`, most recently edited first."""
+        """Every visible experiment's variants as `(experiment name, variant)`, most recently edited first."""
         found: list[tuple[str, Variant]] = []
         for record in self.list_experiments():
             for data in record.data.get("variants", []):
@@ -141,14 +169,45 @@ class ExperimentStore:
         return found
 
     def get_experiment(self, experiment_id: str) -> ExperimentRecord:
+        """The experiment, if this person sees it; else `ExperimentNotFoundError` (never told apart)."""
         with self.engine.connect() as conn:
-            row = conn.execute(select(experiments).where(experiments.c.id == experiment_id)).first()
+            row = conn.execute(
+                select(experiments).where(experiments.c.id == experiment_id, self.access.visible())
+            ).first()
         if row is None:
-            raise ExperimentNotFoundError(f"No experiment with id {experiment_id!r}.")
-        return ExperimentRecord(row.id, row.name, json.loads(row.data), row.updated_ms)
+            raise _missing(experiment_id)
+        return _record(row)
+
+    def may_edit(self, record: ExperimentRecord) -> bool:
+        """Whether this person may change the experiment's draft and run it."""
+        return self.access.may_edit(record.owner, record.sharing)
+
+    def may_manage(self, record: ExperimentRecord) -> bool:
+        """Whether this person may rename, delete or re-share the experiment."""
+        return self.access.may_manage(record.owner)
+
+    def share(self, experiment_id: str, sharing: str, *, confirm_chat_items: bool = False) -> None:
+        """Share the experiment with the team to read or edit, or make it private again (owner or admin).
+
+        Items taken from conversations are shared only when the person whose chats they are confirms.
+        """
+        wanted = check_sharing(sharing)
+        record = self.get_experiment(experiment_id)
+        self.access.require_manage(record.owner, record.name, "share")
+        if wanted != "private":
+            self.access.require_chat_confirmation(record.data, record.name, confirm_chat_items)
+        with self.engine.begin() as conn:
+            conn.execute(update(experiments).where(experiments.c.id == experiment_id).values(sharing=wanted))
+
+    def copy_experiment(self, experiment_id: str, name: str | None = None) -> str:
+        """A copy of a visible experiment's draft as this person's own (private); its runs stay behind."""
+        record = self.get_experiment(experiment_id)
+        return self.save_experiment(name or f"{record.name} (copy)", record.data)
 
     def delete_experiment(self, experiment_id: str) -> None:
-        """Remove the experiment, its runs and outcomes; transcripts and usage rows stay."""
+        """Remove the experiment, its runs and outcomes (owner or admin); transcripts and usage rows stay."""
+        record = self.get_experiment(experiment_id)
+        self.access.require_manage(record.owner, record.name, "delete")
         with self.engine.begin() as conn:
             runs = select(experiment_runs.c.id).where(experiment_runs.c.experiment_id == experiment_id)
             conn.execute(delete(experiment_outcomes).where(experiment_outcomes.c.run_id.in_(runs)))
@@ -160,6 +219,8 @@ class ExperimentStore:
     def create_run(self, spec: RunSpec, experiment_id: str | None = None) -> str:
         """Store a new run of `spec` (under the experiment named in it when no id is given)."""
         experiment_id = experiment_id or self.experiment_named(spec.experiment or "Untitled")
+        record = self.get_experiment(experiment_id)
+        self.access.require_edit(record.owner, record.sharing, record.name)
         now = _now_ms()
         with self.engine.begin() as conn:
             conn.execute(
@@ -172,6 +233,7 @@ class ExperimentStore:
                     total=len(spec.dataset.items) * len(spec.variants) * spec.repeats,
                     created_ms=now,
                     updated_ms=now,
+                    owner=self.owner,
                 )
             )
         return spec.run_id
@@ -181,7 +243,11 @@ class ExperimentStore:
         done = (
             select(func.count()).where(experiment_outcomes.c.run_id == experiment_runs.c.id).scalar_subquery()
         )
-        query = select(experiment_runs, done.label("done")).order_by(experiment_runs.c.created_ms.desc())
+        query = (
+            select(experiment_runs, done.label("done"))
+            .where(experiment_runs.c.id.in_(self.access.visible_runs()))
+            .order_by(experiment_runs.c.created_ms.desc())
+        )
         if experiment_id is not None:
             query = query.where(experiment_runs.c.experiment_id == experiment_id)
         with self.engine.connect() as conn:
@@ -190,15 +256,19 @@ class ExperimentStore:
     def get_run(self, run_id: str) -> RunRecord:
         runs = [r for r in self.list_runs() if r.id == run_id]
         if not runs:
-            raise ExperimentNotFoundError(f"No experiment run with id {run_id!r}.")
+            raise ExperimentNotFoundError(f"No experiment run with id {run_id!r}{_NOT_SHARED}.")
         return runs[0]
 
     def load_spec(self, run_id: str, variants: Sequence[Variant] = ()) -> RunSpec:
         """The run's stored spec; `variants` replace stored ones of the same name (client objects, keys)."""
         with self.engine.connect() as conn:
-            blob = conn.execute(select(experiment_runs.c.spec).where(experiment_runs.c.id == run_id)).scalar()
+            blob = conn.execute(
+                select(experiment_runs.c.spec).where(
+                    experiment_runs.c.id == run_id, experiment_runs.c.id.in_(self.access.visible_runs())
+                )
+            ).scalar()
         if blob is None:
-            raise ExperimentNotFoundError(f"No experiment run with id {run_id!r}.")
+            raise ExperimentNotFoundError(f"No experiment run with id {run_id!r}{_NOT_SHARED}.")
         spec = RunSpec.model_validate_json(blob)
         given = {variant.name: variant for variant in variants}
         spec.variants = [given.get(variant.name, variant) for variant in spec.variants]
@@ -217,7 +287,8 @@ class ExperimentStore:
         with self.engine.connect() as conn:
             rows = conn.execute(
                 select(experiment_outcomes.c.data, experiment_outcomes.c.conversation_id).where(
-                    experiment_outcomes.c.run_id == run_id
+                    experiment_outcomes.c.run_id == run_id,
+                    experiment_outcomes.c.run_id.in_(self.access.visible_runs()),
                 )
             ).all()
         loaded = []
@@ -262,14 +333,16 @@ class ExperimentStore:
         now = _now_ms()
         with self.engine.begin() as conn:
             experiment_id = conn.execute(
-                select(experiment_runs.c.experiment_id).where(experiment_runs.c.id == run_id)
+                select(experiment_runs.c.experiment_id).where(
+                    experiment_runs.c.id == run_id, experiment_runs.c.id.in_(self.access.visible_runs())
+                )
             ).scalar()
             if experiment_id is None:
                 raise ExperimentNotFoundError(
-                    f"No experiment run with id {run_id!r}; the item was not saved."
+                    f"No experiment run with id {run_id!r}{_NOT_SHARED}; the item was not saved."
                 )
             tags = {"experiment_id": experiment_id, "run_id": run_id, "owner": self.owner}
-            rows = _OutcomeRows(run_id, tags)
+            rows = OutcomeRows(run_id, tags)
             recorded = [rows.add(outcome, now) for outcome in outcomes]
             # One statement per table for all of them: per-row statements cost more than the items.
             for table, values in (
@@ -288,6 +361,17 @@ class ExperimentStore:
         return StoreRecorder(self, run_id)
 
 
+_NOT_SHARED = ", or its experiment is not shared with you"
+
+
+def _missing(experiment_id: str) -> ExperimentNotFoundError:
+    # Someone else's private experiment reads as a deleted one: its existence is not told either.
+    return ExperimentNotFoundError(
+        f"This experiment no longer exists or is not shared with you (it was deleted, or it is someone "
+        f"else's and private; id {experiment_id})."
+    )
+
+
 def _run_record(row: Any) -> RunRecord:
     return RunRecord(
         id=row.id,
@@ -300,98 +384,6 @@ def _run_record(row: Any) -> RunRecord:
         created_ms=row.created_ms,
         updated_ms=row.updated_ms,
     )
-
-
-def _judge_row(score: Any, now: int, tags: dict[str, str]) -> dict[str, Any]:
-    tokens = score.judge_usage
-    provider, _, model = (score.judge_model or "").partition("/")
-    return {
-        "created_ms": score.judge_ms or now,
-        "conversation_id": None,
-        "provider": provider,
-        "api": "",
-        "model": model or provider,
-        "input_tokens": tokens.input_tokens,
-        "output_tokens": tokens.output_tokens,
-        "cache_read_tokens": tokens.cache_read_tokens,
-        "cache_write_tokens": tokens.cache_write_tokens,
-        "reasoning_tokens": tokens.reasoning_tokens,
-        # The judge's dollars are known only in total; the split stays 0 rather than guessed.
-        "cost_input": 0.0,
-        "cost_output": 0.0,
-        "cost_cache_read": 0.0,
-        "cost_cache_write": 0.0,
-        "cost_total": score.judge_cost or 0.0,
-        "price_known": score.judge_cost is not None,
-        "latency_ms": None,
-        "ttft_ms": None,
-        "error": None,
-        "stop_reason": "judge",
-        **tags,
-    }
-
-
-class _OutcomeRows:
-    """The rows of outcomes that are stored together, table by table."""
-
-    def __init__(self, run_id: str, tags: dict[str, str]) -> None:
-        self.run_id = run_id
-        self.tags = tags
-        self.conversations: list[dict[str, Any]] = []
-        self.messages: list[dict[str, Any]] = []
-        self.usage: list[dict[str, Any]] = []
-        self.outcomes: list[dict[str, Any]] = []
-
-    def add(self, outcome: ItemOutcome, now: int) -> ItemOutcome:
-        """Add one outcome's rows; returns it with its conversation's id."""
-        conversation_id = str(uuid.uuid4())
-        replies = [m for m in outcome.messages if isinstance(m, AssistantMessage | AssistantMessageToolCall)]
-        self.conversations.append(
-            {
-                "id": conversation_id,
-                "title": f"{outcome.variant} · {outcome.item_id}",
-                "provider": replies[0].provider if replies else "",
-                "model": replies[0].model if replies else "",
-                "system_prompt": "",
-                "created_ms": now,
-                "updated_ms": now,
-                "hidden": True,
-                "owner": self.tags["owner"],
-            }
-        )
-        self.messages += [
-            {
-                "conversation_id": conversation_id,
-                "position": position,
-                "role": message.role,
-                "data": message.to_json(),
-                "created_ms": now,
-            }
-            for position, message in enumerate(outcome.messages)
-        ]
-        self.usage += [
-            {**usage_row(reply, None, conversation_id), **self.tags, "price_known": reply.cost is not None}
-            for reply in replies
-        ]
-        self.usage += [
-            _judge_row(score, now, self.tags) for score in outcome.scores if score.judge_usage is not None
-        ]
-        stored = outcome.model_copy(update={"messages": [], "conversation_id": conversation_id})
-        self.outcomes.append(
-            {
-                "run_id": self.run_id,
-                "item_id": outcome.item_id,
-                "variant": outcome.variant,
-                "repeat": outcome.repeat,
-                "conversation_id": conversation_id,
-                "passed": outcome.passed,
-                "cost": outcome.cost,
-                "latency_ms": outcome.latency_ms,
-                "data": model_json(stored, by_alias=True),
-                "created_ms": now,
-            }
-        )
-        return outcome.model_copy(update={"conversation_id": conversation_id})
 
 
 class StoreRecorder:

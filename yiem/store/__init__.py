@@ -14,7 +14,7 @@ from yiem.store._errors import (
     StoreError,
     StoreUnavailableError,
 )
-from yiem.store._experiment_tables import experiment_outcomes, experiment_runs, experiments
+from yiem.store._experiment_tables import PRIVATE, experiment_outcomes, experiment_runs, experiments
 from yiem.store._library_tables import saved_prompts, setup_presets
 from yiem.store._message_search import MATCH_END, MATCH_START
 from yiem.store._messages import LEAF, MessagePath, MessageTree, StoredMessage
@@ -40,6 +40,7 @@ __all__ = [
     "LEAF",
     "MATCH_END",
     "MATCH_START",
+    "PRIVATE",
     "SAMPLING_SOURCE",
     "SCHEMA_VERSION",
     "USAGE_HOUR_EXPRESSION",

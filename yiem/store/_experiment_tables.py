@@ -1,5 +1,8 @@
 """The experiments' tables (schema version 6): experiments, their runs, and each item's outcome.
 
+An experiment is its owner's (version 22): private until they share it with the team to read
+(`sharing` "read") or to edit ("edit"); a run is its runner's.
+
 An item's transcript is a hidden conversation (conversations.hidden) and its replies' usage rows
 carry the experiment and run ids; yiem.experiments reads and writes these tables.
 """
@@ -20,7 +23,10 @@ from sqlalchemy import (
     Text,
 )
 
-from yiem.store._schema import metadata
+from yiem.store._schema import metadata, owner_column
+
+PRIVATE = "private"
+"""The sharing of an experiment nobody else may see (every new one, and those stored before owners)."""
 
 # The experiment as last edited in the page: dataset, variants, scorers, settings (JSON).
 experiments = Table(
@@ -31,7 +37,10 @@ experiments = Table(
     Column("data", Text, nullable=False, default="{}"),
     Column("created_ms", BigInteger, nullable=False),
     Column("updated_ms", BigInteger, nullable=False),
+    owner_column(),
+    Column("sharing", Text, nullable=False, default=PRIVATE, server_default=PRIVATE),
     Index("ix_experiments_updated", "updated_ms"),
+    Index("ix_experiments_owner", "owner", "updated_ms"),
 )
 
 # One run: the spec it ran (the dataset frozen in it, so later edits never change a past run).
@@ -47,6 +56,7 @@ experiment_runs = Table(
     Column("total", Integer, nullable=False, default=0),
     Column("created_ms", BigInteger, nullable=False),
     Column("updated_ms", BigInteger, nullable=False),
+    owner_column(),
     Index("ix_experiment_runs_experiment", "experiment_id", "created_ms"),
 )
 

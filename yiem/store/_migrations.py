@@ -8,6 +8,7 @@ from sqlalchemy import Connection, Engine, bindparam, delete, func, insert, insp
 from sqlalchemy.schema import CreateIndex
 
 from yiem.store._errors import SchemaTooNewError
+from yiem.store._experiment_tables import PRIVATE
 from yiem.store._message_search import install_message_search
 from yiem.store._rollups import ROLLUPS, drop_rollup, install_rollup
 from yiem.store._schema import (
@@ -246,6 +247,24 @@ def _migrate_20_to_21(conn: Connection) -> None:
     del conn
 
 
+_ADDED_IN_22 = [
+    ("experiments", "owner", f"TEXT NOT NULL DEFAULT '{OWNER_DEFAULT}'"),
+    ("experiments", "sharing", f"TEXT NOT NULL DEFAULT '{PRIVATE}'"),
+    ("experiment_runs", "owner", f"TEXT NOT NULL DEFAULT '{OWNER_DEFAULT}'"),
+]
+
+
+def _migrate_21_to_22(conn: Connection) -> None:
+    # Version 22 gives experiments and their runs an owner (issue 29): every one stored before goes
+    # to the local user, private, as conversations did in version 11; the owner shares it by choice.
+    existing = set(inspect(conn).get_table_names())
+    for table_name, column_name, kind in _ADDED_IN_22:
+        if table_name in existing and column_name not in {
+            c["name"] for c in inspect(conn).get_columns(table_name)
+        }:
+            conn.execute(text(f"ALTER TABLE {table_name} ADD COLUMN {column_name} {kind}"))
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
@@ -267,6 +286,7 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     18: _migrate_18_to_19,
     19: _migrate_19_to_20,
     20: _migrate_20_to_21,
+    21: _migrate_21_to_22,
 }
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 
