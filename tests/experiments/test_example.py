@@ -15,6 +15,7 @@ from yiem.experiments import (
     example_experiment,
     is_example,
     run_experiment,
+    run_spec,
     scorers,
 )
 from yiem.experiments._example import example_dataset
@@ -56,7 +57,7 @@ def test_the_example_runs_on_smollm2_to_a_finished_matrix(llama_server_parallel:
     rubric = draft.scorers[1]
     assert isinstance(rubric, scorers.Rubric)
     rubric.judge.variant = rubric.judge.variant.model_copy(update=server)
-    result = run_experiment(spec=draft.spec())
+    result = run_spec(draft.spec())
     assert result.status == "finished"
     assert len(result.outcomes) == 2 * len(draft.dataset.items)
     assert all(outcome.error is None and outcome.output for outcome in result.outcomes)

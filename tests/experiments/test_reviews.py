@@ -128,7 +128,7 @@ def test_a_kept_correction_becomes_the_items_expected_answer(run: Any) -> None:
     assert bob.corrected_expectations(run_id, outcomes) == {}
     corrections = ann.corrected_expectations(run_id, outcomes)
     assert corrections == {outcomes[0].item_id: "nought"}
-    dataset = ExperimentStore(engine).load_spec(run_id).dataset
+    dataset = ExperimentStore(engine, owner=ANN.id).load_spec(run_id).dataset
     corrected, changed = with_corrections(dataset, corrections)
     assert changed == 1
     assert [item.expected for item in corrected.items] == ["nought", "1"]

@@ -38,7 +38,9 @@ def _run(url: str) -> str:
     good = Variant(name="good", llm=ScriptedLlm(["0", "1"]))
     bad = Variant(name="bad", llm=ScriptedLlm(["0", "x"]))
     run_experiment(data, [good, bad], [scorers.contains()], name="quiz", store=store, concurrency=1)
-    return store.list_experiments()[0].id
+    experiment_id = store.list_experiments()[0].id
+    store.share(experiment_id, "read")  # Bob reviews it too: experiments are private by default
+    return experiment_id
 
 
 def _page(experiment_id: str, person: Owner, *, whole_app: bool = False) -> AppTest:
@@ -118,7 +120,7 @@ def test_two_people_review_and_the_page_shows_their_agreement(db_url: str) -> No
 
 def test_kept_corrections_become_the_experiments_expected_answers(db_url: str) -> None:
     experiment_id = _run(db_url)
-    store = ExperimentStore(create_store_engine(db_url))
+    store = ExperimentStore(create_store_engine(db_url), owner=ANN.id)
     dataset = store.load_spec(store.list_runs(experiment_id)[0].id).dataset
     # The experiment as the page saves it (a run from Python leaves its draft empty).
     store.save_experiment(
@@ -138,7 +140,7 @@ def test_kept_corrections_become_the_experiments_expected_answers(db_url: str) -
 
 
 def test_a_code_scorer_from_a_script_is_shown_in_the_page_but_never_edited(db_url: str) -> None:
-    store = ExperimentStore(create_store_engine(db_url))
+    store = ExperimentStore(create_store_engine(db_url), owner=ANN.id)
     code = scorers.code("/srv/graders.py", "polite", timeout_s=5, memory_mb=256)
     draft = ExperimentDraft(name="coded", scorers=[scorers.contains(), code])
     experiment_id = store.save_experiment("coded", draft.model_dump(mode="json", exclude={"name"}))
@@ -150,7 +152,7 @@ def test_a_code_scorer_from_a_script_is_shown_in_the_page_but_never_edited(db_ur
 
 def test_a_matrix_cell_is_reviewed_from_its_transcript(db_url: str) -> None:
     experiment_id = _run(db_url)
-    store = ExperimentStore(create_store_engine(db_url))
+    store = ExperimentStore(create_store_engine(db_url), owner=ANN.id)
     run_id = store.list_runs(experiment_id)[0].id
     at = _page(experiment_id, ANN, whole_app=True)
     at.button(key=f"exp_open_{run_id}_q1_bad").click().run()
