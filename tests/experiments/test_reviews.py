@@ -11,6 +11,7 @@ from sqlalchemy import inspect
 from yiem import LlmModel, ScriptedLlm
 from yiem.experiments import (
     Dataset,
+    ExperimentNotFoundError,
     ExperimentStore,
     ReviewError,
     ReviewPermissionError,
@@ -45,7 +46,25 @@ def run(any_store_url: str) -> tuple[Any, str, list[Any]]:
         Variant(name="large", llm=ScriptedLlm([reply("0"), reply("1")]), model=MODEL),
     ]
     result = run_experiment(dataset, variants, [scorers.contains()], name="quiz", store=store, concurrency=1)
+    store.share(store.list_experiments()[0].id, "read")  # the team reviews it
     return engine, result.run_id, store.load_result(result.run_id).outcomes
+
+
+def test_reviews_follow_the_experiments_sharing(run: Any) -> None:
+    """Issue 29: a run of an experiment not shared with Bob is not his to review or read."""
+    engine, run_id, outcomes = run
+    ann_store = ExperimentStore(engine, owner=ANN.id)
+    ann_store.share(ann_store.list_experiments()[0].id, "private")
+    bob = ReviewStore(engine, BOB)
+    with pytest.raises(ExperimentNotFoundError, match="not shared with you"):
+        bob.save(run_id, outcomes[0].key, passed=True)
+    with pytest.raises(ExperimentNotFoundError, match="not shared with you"):
+        bob.reviews(run_id, outcomes)
+    with pytest.raises(ExperimentNotFoundError, match="not shared with you"):
+        bob.queue(run_id, outcomes, ["small", "large"])
+    ReviewStore(engine, ANN).save(run_id, outcomes[0].key, passed=True)
+    ann_store.share(ann_store.list_experiments()[0].id, "read")
+    assert [review.reviewer for review in bob.reviews(run_id, outcomes)] == [ANN.id]
 
 
 def test_the_store_has_the_review_tables(run: Any) -> None:

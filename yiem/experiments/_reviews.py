@@ -19,6 +19,7 @@ from sqlalchemy.sql import ColumnElement
 from yiem.errors import YiemError
 from yiem.experiments._dataset import Dataset
 from yiem.experiments._outcome import ItemOutcome, OutcomeKey
+from yiem.experiments._storage import ExperimentStore
 from yiem.identity import LOCAL_OWNER, Owner
 from yiem.store import (
     StoreError,
@@ -106,6 +107,11 @@ class ReviewStore:
     def __init__(self, engine: Engine, person: Owner = LOCAL_OWNER) -> None:
         self.engine = engine
         self.person = person
+        # Reviews follow the experiment's sharing: a run this person cannot see is not theirs to review.
+        self._experiments = ExperimentStore(engine, person.id, admin=person.is_admin)
+
+    def _seen(self, run_id: str) -> None:
+        self._experiments.get_run(run_id)  # ExperimentNotFoundError when it is not shared with them
 
     # writing
 
@@ -121,6 +127,7 @@ class ReviewStore:
         use_expected: bool = False,
     ) -> Review:
         """Keep this person's review of a cell, replacing their earlier one."""
+        self._seen(run_id)
         item_id, variant, repeat = key
         _check_rating(rating)
         review = Review(
@@ -165,6 +172,7 @@ class ReviewStore:
 
     def assign(self, run_id: str, reviewers: Sequence[Owner]) -> None:
         """Ask these people to review the run (its owner only); replaces the earlier list."""
+        self._seen(run_id)
         self._owner_only(run_id, "assign reviewers")
         now = _now_ms()
         with self.engine.begin() as conn:
@@ -182,6 +190,7 @@ class ReviewStore:
 
     def reveal(self, run_id: str) -> None:
         """Open every reviewer's comments now (the run's owner only)."""
+        self._seen(run_id)
         self._owner_only(run_id, "open everyone's comments")
         with self.engine.begin() as conn:
             if conn.execute(select(review_reveals.c.run_id).where(review_reveals.c.run_id == run_id)).first():
@@ -220,6 +229,7 @@ class ReviewStore:
 
     def reviews(self, run_id: str, outcomes: Sequence[ItemOutcome]) -> list[Review]:
         """Everyone's reviews of the run; others' comments and corrections blanked until they are open."""
+        self._seen(run_id)
         with self.engine.connect() as conn:
             rows = conn.execute(
                 select(experiment_reviews)
@@ -243,6 +253,7 @@ class ReviewStore:
 
     def comments_open(self, run_id: str, outcomes: Sequence[ItemOutcome]) -> bool:
         """Whether this person sees everyone's comments (all reviewers done, or opened by the owner)."""
+        self._seen(run_id)
         return self._comments_open(run_id, self._verdicts(run_id), outcomes)
 
     def _verdicts(self, run_id: str) -> list[Review]:
@@ -269,6 +280,7 @@ class ReviewStore:
         self, run_id: str, outcomes: Sequence[ItemOutcome], variants: Sequence[str]
     ) -> QueueCell | None:
         """The next cell this person has not reviewed, in the run's order; None when they are done."""
+        self._seen(run_id)
         done = {review.key for review in self._verdicts(run_id) if review.reviewer == self.person.id}
         left = [outcome for outcome in outcomes if outcome.key not in done]
         if not left:
