@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-import yiem.chat as chat
+import yiem.model_setup._choices as model_setup
 from yiem.providers import (
     PRESETS,
     AnthropicClient,
@@ -55,7 +55,7 @@ def test_keys_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None
 def test_keys_come_from_secrets_toml_when_the_environment_has_none(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """One secret lookup (environment, then .streamlit/secrets.toml) for the presets and the chat."""
+    """One secret lookup (environment, then .streamlit/secrets.toml) for the presets and the model setup."""
     monkeypatch.delenv("GROQ_API_KEY", raising=False)
     monkeypatch.chdir(tmp_path)
     (tmp_path / ".streamlit").mkdir()
@@ -64,7 +64,7 @@ def test_keys_come_from_secrets_toml_when_the_environment_has_none(
     assert client_for("groq").api_key == "gsk-from-file"
     monkeypatch.setenv("GROQ_API_KEY", "gsk-from-env")
     assert api_key_for(get_preset("groq")) == "gsk-from-env"
-    assert chat.configured_secret is configured_secret
+    assert model_setup.configured_secret is configured_secret
 
 
 def test_missing_key_says_which_variable(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -35,7 +35,9 @@ def _seed_run(app: StreamlitApp) -> tuple[str, str]:
     result = run_experiment(
         data, [first, second], [scorers.contains()], name="quiz", store=store, concurrency=1
     )
-    return store.list_experiments()[0].id, result.run_id
+    experiment_id = store.list_experiments()[0].id
+    store.share(experiment_id, "read")  # Bob reviews it too: experiments are private by default
+    return experiment_id, result.run_id
 
 
 def _open_tab(page: Any, name: str) -> None:

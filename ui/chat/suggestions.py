@@ -5,14 +5,14 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import bootstrap
-from ui.state import ENABLED_TOOLS, FILLED_PROMPT
-from yiem.chat import ChatSession, chat_suggestions
+from ui.state import ENABLED_TOOLS, PENDING
+from yiem.chat import ChatSession, chat_suggestions, user_message
 from yiem.model_setup import calls_tools
 from yiem.store import StoreError
 
 
 def _send(text: str) -> None:
-    FILLED_PROMPT.set(text)  # the page's one way in sends it as if typed
+    PENDING.set(user_message(text))  # the page's one way in sends it on the next run
 
 
 def _first_run(chat: ChatSession) -> bool:
