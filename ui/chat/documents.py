@@ -54,12 +54,16 @@ def draw() -> str:
     st.session_state.pop(TAKEN_KEY, None)  # a send refused last run left it: this run decides anew
     ready: list[Document] = []
     model = chat_agent.current_model()
-    with st.expander("Attach documents", icon=":material/attach_file:"):
+    uploader = f"attach-{st.session_state.get(ROUND_KEY, 0)}"
+    # Open while it holds files: a rerun that redraws the box must not hide a file's problem in it.
+    with st.expander(
+        "Attach documents", icon=":material/attach_file:", expanded=bool(st.session_state.get(uploader))
+    ):
         files: Any = st.file_uploader(
             "PDF, text, Markdown, CSV or JSON: their text goes with your next message",
             type=list(DOCUMENT_SUFFIXES),
             accept_multiple_files=True,
-            key=f"attach-{st.session_state.get(ROUND_KEY, 0)}",
+            key=uploader,
         )
         for file in files or []:
             found = _read(file)
