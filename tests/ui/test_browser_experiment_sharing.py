@@ -9,6 +9,7 @@ Carol deletes it. Each step waits for the exact state it asserts. Screenshots go
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -79,8 +80,12 @@ def _picker_options(page: Any) -> list[str]:
 def _share(page: Any, app: StreamlitApp, experiment_id: str, words: str) -> None:
     """As its owner: open the experiment afresh, pick who sees it, save; wait for the page to say so."""
     _experiment(page, app, experiment_id)
+    _idle(page)  # a click during the page's first run can be dropped
     page.get_by_role("button", name=re.compile("Share or delete")).click()
-    page.get_by_text(words, exact=True).click()
+    choice = page.get_by_text(words, exact=True)
+    choice.wait_for()
+    _idle(page)
+    choice.click()
     save = page.get_by_role("button", name="Save sharing")
     expect(save).to_be_enabled(timeout=LONG)
     _idle(page)
@@ -173,8 +178,15 @@ def test_ann_shares_her_experiment_with_bob_by_choice(
     expect(bob.get_by_role("button", name=re.compile("Share or delete"))).to_have_count(0)
     _add_variant(bob, 2)
     bob.get_by_role("tab", name="Run").click()
+    _idle(bob)  # a click during a rerun can be dropped
     bob.get_by_role("button", name="Save", exact=True).click()
     _idle(bob)
+    # Saving puts the experiment in the URL: wait for the saved state, not for the click.
+    bob.wait_for_url(re.compile(rf"\?e={record.id}"), timeout=LONG)
+    deadline = time.monotonic() + LONG / 1000
+    while len(ExperimentStore(engine, ANN).get_experiment(record.id).data["variants"]) < 2:
+        assert time.monotonic() < deadline, "Bob's saved variant never reached the store"
+        time.sleep(0.2)
     changed = ExperimentStore(engine, ANN).get_experiment(record.id)
     assert (changed.name, changed.owner, len(changed.data["variants"])) == (NAME, ANN, 2)
     screenshot(bob, "sharing-bob-edits")
