@@ -24,6 +24,7 @@ from sqlalchemy import text
 
 from tests.fixtures.browser import (
     StreamlitApp,
+    fresh,
     open_app,
     open_conversation_id,
     saved_messages,
@@ -204,14 +205,15 @@ def test_reruns_in_quick_succession_while_a_question_is_open_keep_the_run(
     # Each edit reruns the page, which parks the run for the next page run to take up; an edit
     # made while a page run waited for that hand-over stopped it after it took the run, and lost it.
     _ask_to_sample(app_with_everything, chat_model, page)
-    # After a rerun the question is drawn below the reply, outside its chat message.
-    system = page.get_by_test_id("stMainBlockContainer").get_by_label("System prompt")
+    # After a rerun the question is drawn below the reply, outside its chat message, and the box
+    # moves with it: while a rerun draws, the faded box of the run before is still on the page.
+    system = fresh(page.get_by_test_id("stMainBlockContainer")).get_by_label("System prompt")
     for attempt in range(20):  # no wait between edits: each lands while the last one's rerun hands over
         system.fill(f"Answer in {attempt + 1} words.")
         system.press("Tab")
     # Still there, and the last edit kept: the run was handed on at every rerun.
     expect(system).to_have_value("Answer in 20 words.", timeout=60_000)
-    page.get_by_role("button", name="Decline").click()
+    fresh(page).get_by_role("button", name="Decline").click()
     page.get_by_text(ANSWER).first.wait_for(timeout=60_000)
     _wait_idle(page)
     words, _ = _tool_result(app_with_everything, page)

@@ -42,8 +42,11 @@ def test_a_call_saved_from_the_history_runs_from_the_page_and_the_command_line(
     page.get_by_label("Collection", exact=True).fill("smoke")
     page.get_by_label("Text contains").fill("hello")
     page.get_by_text("Snapshot: equal to this result").click()
+    # The whole form fits the window, so its button is reachable without scrolling.
+    expect(page.get_by_role("button", name="Save the call")).to_be_in_viewport(ratio=1)
+    screenshot(page, "checks-save-form")
     page.get_by_role("button", name="Save the call").click()
-    expect(page.get_by_text("Saved to “smoke” (1 calls).")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("Saved to “smoke” (1 call).")).to_be_visible(timeout=30_000)
 
     page.keyboard.press("Escape")
     page.get_by_role("tab", name="Checks").click()

@@ -44,33 +44,44 @@ def draw_save_form(record: CallRecord) -> None:
     """ "Save to a collection" for one call of the history: the collection, a name, assertions from a form."""
     if record.response is None:
         return
-    with (
-        st.popover("Save to a collection", icon=":material/playlist_add:"),
-        st.form(f"checks-save-{record.id}"),
-    ):
-        collection = st.text_input("Collection", key=f"checks-collection-{record.id}")
-        name = st.text_input("Name of the call (optional)", key=f"checks-name-{record.id}")
-        timeout = st.number_input(
+    # A dialog, not a popover: a popover opened low on the page runs off the window and cannot scroll.
+    if st.button("Save to a collection", icon=":material/playlist_add:", key=f"checks-open-{record.id}"):
+        _save_dialog(record)
+
+
+@st.dialog("Save to a collection", width="large")
+def _save_dialog(record: CallRecord) -> None:
+    with st.form(f"checks-save-{record.id}"):
+        # In two columns, so the whole form and its button fit a laptop's window.
+        left, right = st.columns(2)
+        collection = left.text_input("Collection", key=f"checks-collection-{record.id}")
+        name = right.text_input("Name of the call (optional)", key=f"checks-name-{record.id}")
+        outcome = left.radio(
+            "The result",
+            ["is not an error", "is an error", "either"],
+            horizontal=True,
+            key=f"checks-err-{record.id}",
+        )
+        timeout = right.number_input(
             "Timeout in seconds (optional)", min_value=0.0, value=0.0, key=f"checks-to-{record.id}"
         )
-        outcome = st.radio(
-            "The result", ["is not an error", "is an error", "either"], key=f"checks-err-{record.id}"
+        contains = left.text_input("Text contains", key=f"checks-contains-{record.id}")
+        matches = right.text_input("Text matches (regular expression)", key=f"checks-matches-{record.id}")
+        path = left.text_input("JSONPath", placeholder="$.content[0].text", key=f"checks-path-{record.id}")
+        path_value = right.text_input("JSONPath value (JSON or text)", key=f"checks-pathvalue-{record.id}")
+        path_kind = left.selectbox(
+            "JSONPath check", list(_JSONPATH_KINDS), key=f"checks-pathkind-{record.id}"
         )
-        contains = st.text_input("Text contains", key=f"checks-contains-{record.id}")
-        matches = st.text_input("Text matches (regular expression)", key=f"checks-matches-{record.id}")
-        schema = st.checkbox(
-            "Structured result matches the tool's output schema", key=f"checks-schema-{record.id}"
-        )
-        path = st.text_input("JSONPath", placeholder="$.content[0].text", key=f"checks-path-{record.id}")
-        path_kind = st.selectbox("JSONPath check", list(_JSONPATH_KINDS), key=f"checks-pathkind-{record.id}")
-        path_value = st.text_input("JSONPath value (JSON or text)", key=f"checks-pathvalue-{record.id}")
-        size = st.number_input(
+        size = right.number_input(
             "Result under N bytes (0: no limit)", min_value=0, value=0, key=f"checks-size-{record.id}"
         )
-        took = st.number_input(
+        took = left.number_input(
             "Time under N ms (0: no limit)", min_value=0, value=0, key=f"checks-ms-{record.id}"
         )
-        snapshot = st.checkbox("Snapshot: equal to this result", key=f"checks-snap-{record.id}")
+        schema = right.checkbox(
+            "Structured result matches the tool's output schema", key=f"checks-schema-{record.id}"
+        )
+        snapshot = right.checkbox("Snapshot: equal to this result", key=f"checks-snap-{record.id}")
         if not st.form_submit_button("Save the call"):
             return
     try:
@@ -106,7 +117,8 @@ def draw_save_form(record: CallRecord) -> None:
     except (YiemError, ValueError) as error:
         st.error(f"The call was not saved: {error}")
         return
-    st.success(f"Saved to “{stored.name}” ({len(stored.collection.calls)} calls).")
+    count = len(stored.collection.calls)
+    st.success(f"Saved to “{stored.name}” ({count} {'call' if count == 1 else 'calls'}).")
 
 
 def draw_checks() -> None:
