@@ -46,11 +46,11 @@ def draw_save_form(record: CallRecord) -> None:
         return
     # A dialog, not a popover: a popover opened low on the page runs off the window and cannot scroll.
     if st.button("Save to a collection", icon=":material/playlist_add:", key=f"checks-open-{record.id}"):
-        _save_dialog(record)
+        _save_dialog(record, record.response)
 
 
 @st.dialog("Save to a collection", width="large")
-def _save_dialog(record: CallRecord) -> None:
+def _save_dialog(record: CallRecord, response: dict[str, Any]) -> None:
     with st.form(f"checks-save-{record.id}"):
         # In two columns, so the whole form and its button fit a laptop's window.
         left, right = st.columns(2)
@@ -113,7 +113,7 @@ def _save_dialog(record: CallRecord) -> None:
         saved = bootstrap.saved_checks()
         stored = saved.add_call(collection, call)
         if snapshot:
-            stored = saved.accept_snapshot(stored.name, call.id, record.response)
+            stored = saved.accept_snapshot(stored.name, call.id, response)
     except (YiemError, ValueError) as error:
         st.error(f"The call was not saved: {error}")
         return
