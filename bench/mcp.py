@@ -13,6 +13,8 @@ program would have to. Reports medians and yiem/SDK ratios (below 1 means yiem i
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import statistics
 import subprocess
@@ -30,6 +32,7 @@ sys.path = [entry for entry in sys.path if Path(entry or ".").resolve() != ROOT 
 sys.path.insert(0, str(ROOT))
 
 import anyio.from_thread  # noqa: E402
+import httpx  # noqa: E402
 import mcp  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
@@ -78,6 +81,53 @@ def sdk_session(target: Target, transport: str) -> Iterator[Call]:
             yield lambda: portal.call(client.call_tool, target.tool, ARGS)
 
 
+_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+@contextmanager
+def bare_session(target: Target, transport: str) -> Iterator[Call]:
+    """The same 2026-07-28 request written and read with nothing in between: the server's own time.
+
+    No client can be faster than this, so it bounds the ratio any client can reach against the SDK."""
+    body = {"name": target.tool, "arguments": ARGS, "_meta": _META}
+    if transport == "http":
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": target.tool,
+        }
+        with httpx.Client(headers=headers) as http:
+            message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": body}
+            yield lambda: http.post(target.url, json=message).text
+        return
+    server = subprocess.Popen(
+        target.command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    ids = iter(range(1, 1 << 30))
+
+    def call() -> str:
+        assert server.stdin is not None and server.stdout is not None
+        message = {"jsonrpc": "2.0", "id": next(ids), "method": "tools/call", "params": body}
+        server.stdin.write(json.dumps(message).encode() + b"\n")
+        server.stdin.flush()
+        return server.stdout.readline().decode()
+
+    try:
+        yield call
+    finally:
+        stop_process(server)
+
+
 def measure_connect(
     session: Callable[[Target, str], AbstractContextManager[Call]], target: Target, transport: str
 ) -> float:
@@ -89,14 +139,21 @@ def measure_connect(
 
 
 def measure_calls(target: Target, transport: str, calls: int, block: int = 25) -> dict[str, list[float]]:
-    """Both clients open at once, calling in alternating blocks, so load on the machine hits both alike."""
-    times: dict[str, list[float]] = {"yiem": [], "sdk": []}
-    with yiem_session(target, transport) as yiem_call, sdk_session(target, transport) as sdk_call:
-        for call in (yiem_call, sdk_call):
+    """The clients open at once, calling in alternating blocks, so load on the machine hits them alike."""
+    sessions = {"yiem": yiem_session, "sdk": sdk_session}
+    if target.revision == "2026-07-28":  # stateless: a bare request needs no handshake
+        sessions["bare"] = bare_session
+    times: dict[str, list[float]] = {name: [] for name in sessions}
+    with contextlib.ExitStack() as stack:
+        callers = {
+            name: stack.enter_context(open_session(target, transport))
+            for name, open_session in sessions.items()
+        }
+        for call in callers.values():
             for _ in range(20):  # warm-up: node's JIT, connection pools
                 call()
         for start in range(0, calls, block):
-            for name, call in (("yiem", yiem_call), ("sdk", sdk_call)):
+            for name, call in callers.items():
                 for _ in range(min(block, calls - start)):
                     started = time.perf_counter()
                     result = call()
@@ -169,6 +226,7 @@ def main() -> None:
                     latency["sdk"],
                     statistics.median(connect["yiem"]),
                     statistics.median(connect["sdk"]),
+                    latency.get("bare"),
                 )
             )
     finally:
@@ -178,11 +236,17 @@ def main() -> None:
     print(f"{options.calls} tools/call round trips, {options.connects} connects; medians")
     print("| revision and transport | yiem call | SDK call | ratio | yiem connect | SDK connect | ratio |")
     print("|---|---|---|---|---|---|---|")
-    for transport, lat_y, lat_s, con_y, con_s in rows:
+    for transport, lat_y, lat_s, con_y, con_s, _ in rows:
         print(
             f"| {transport} | {lat_y * 1e3:.3f} ms | {lat_s * 1e3:.3f} ms | {lat_y / lat_s:.2f} "
             f"| {con_y * 1e3:.1f} ms | {con_s * 1e3:.1f} ms | {con_y / con_s:.2f} |"
         )
+    print("\nThe server's own time: the same request with no client in between (bare pipe or POST)")
+    print("| revision and transport | bare call | bare ÷ SDK | yiem ÷ bare |")
+    print("|---|---|---|---|")
+    for transport, lat_y, lat_s, _, _, lat_b in rows:
+        if lat_b is not None:
+            print(f"| {transport} | {lat_b * 1e3:.3f} ms | {lat_b / lat_s:.2f} | {lat_y / lat_b:.2f} |")
     bare = import_time("sys", options.connects)
     imp_y, imp_s = import_time("yiem.mcp", options.connects), import_time("mcp", options.connects)
     print(
