@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import streamlit as st
 
+from ui.state import init_widget
 from ui.temperature import temperature_input
 from yiem.model_setup import (
     DEFAULT_MODELS,
@@ -43,12 +43,6 @@ class ModelLabels:
     """Said instead of the connection fields when the embedded model is chosen."""
 
 
-def _init(key: str, value: Any) -> str:
-    if key not in st.session_state:
-        st.session_state[key] = value
-    return key
-
-
 def provider_label(name: str) -> str:
     """A provider as the forms list it."""
     preset = PRESETS.get(name)
@@ -70,7 +64,9 @@ def fresh(setup: ModelSetup, provider: str) -> ModelSetup:
 def provider_field(setup: ModelSetup, key: WidgetKey, label: str = "Provider") -> ModelSetup:
     """The provider; a newly chosen one starts from its own base URL and model."""
     start = setup.provider if setup.provider in PROVIDERS else LOCAL
-    provider = st.selectbox(label, PROVIDERS, format_func=provider_label, key=_init(key("provider"), start))
+    provider = st.selectbox(
+        label, PROVIDERS, format_func=provider_label, key=init_widget(key("provider"), start)
+    )
     return setup if provider == setup.provider else fresh(setup, provider)
 
 
@@ -98,7 +94,7 @@ def connection_fields(
     preset = PRESETS.get(provider)
     default_url = (preset.base_url if preset else "") or "http://127.0.0.1:8080/v1"
     base_url = st.text_input(
-        labels.base_url, key=_init(key(name("url")), setup.base_url), placeholder=default_url
+        labels.base_url, key=init_widget(key(name("url")), setup.base_url), placeholder=default_url
     ).strip()
     api_key = setup.api_key
     if ask_key:
@@ -122,7 +118,7 @@ def _model_field(
 ) -> str:
     start = setup.model_id or DEFAULT_MODELS.get(setup.provider, "")
     if models is None:
-        return st.text_input(label, key=_init(key(name("model")), start)).strip()
+        return st.text_input(label, key=init_widget(key(name("model")), start)).strip()
     found, problem = models(setup)
     options = list(found)
     if setup.model_id and setup.model_id not in options:
@@ -133,12 +129,12 @@ def _model_field(
     if preset is not None and preset.local and not setup.base_url:
         st.caption(f"Type the server's base URL (usually {preset.base_url}) to list its models.")
     if not options:  # the server gave no list and the catalogue knows none: the id is typed
-        return st.text_input(f"{label} id", key=_init(key(name("model_id")), start)).strip()
+        return st.text_input(f"{label} id", key=init_widget(key(name("model_id")), start)).strip()
     chosen = st.selectbox(
         label,
         options,
         accept_new_options=True,
-        key=_init(key(name("model")), start if start in options else None),
+        key=init_widget(key(name("model")), start if start in options else None),
         placeholder="Choose or type a model id",
     )
     return (chosen or "").strip()
@@ -164,7 +160,7 @@ def max_tokens_input(current: int | None, key: str) -> int | None:
 
 def sampling_fields(setup: ModelSetup, key: WidgetKey, prompt_label: str = "System prompt") -> ModelSetup:
     """System prompt, temperature (or the provider's default) and the longest reply."""
-    system_prompt = st.text_area(prompt_label, key=_init(key("system"), setup.system_prompt))
+    system_prompt = st.text_area(prompt_label, key=init_widget(key("system"), setup.system_prompt))
     temperature = temperature_input(setup.temperature, key("temp_default"), key("temp"))
     max_tokens = max_tokens_input(setup.max_tokens, key("max_tokens"))
     return setup.model_copy(
@@ -179,7 +175,7 @@ def tools_field(setup: ModelSetup, offered: Sequence[str], key: WidgetKey) -> Mo
     tools = st.multiselect(
         "Tools it may call (from the Tools page's servers)",
         names,
-        key=_init(key("tools"), [name for name in setup.tools if name in names]),
+        key=init_widget(key("tools"), [name for name in setup.tools if name in names]),
         disabled=not names or not sends,
         help=None if sends else "The embedded SmolLM2 is sent no tools.",
     )

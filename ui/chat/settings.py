@@ -18,7 +18,7 @@ from ui.model_form import (
     provider_label,
     sampling_fields,
 )
-from ui.state import ENABLED_TOOLS, MCP_ERRORS, MODEL_LISTS, SETTINGS, TOOL_REGISTRY
+from ui.state import ENABLED_TOOLS, MCP_ERRORS, MODEL_LISTS, SET_TOOLS, SETTINGS, TOOL_REGISTRY, chat_setting
 from yiem.model_setup import (
     LOCAL,
     ModelSetup,
@@ -28,8 +28,8 @@ from yiem.model_setup import (
 from yiem.providers.presets import PRESETS
 
 # The widgets showing a setup; each keeps its own value across reruns, so a restored setup clears them.
-_SETUP_WIDGETS = ("set-provider", "set-system", "set-temp-default", "set-temp", "set-max-tokens", "set-mode")
-_PER_PROVIDER_WIDGETS = ("set-url-{}", "set-model-{}", "set-model-id-{}")
+_SETUP_WIDGETS = ("provider", "system", "temp_default", "temp", "max_tokens", "mode")
+_PER_PROVIDER_WIDGETS = ("url_{}", "model_{}", "model_id_{}")
 
 
 def current_setup() -> ModelSetup:
@@ -43,15 +43,15 @@ def restore(setup: ModelSetup) -> None:
     if (current.provider, current.base_url) != (setup.provider, setup.base_url):
         # A typed key goes only to the server it was typed for: a stored setup may name another.
         for name in PRESETS:
-            st.session_state.pop(f"set-key-{name}", None)
+            chat_setting(f"key_{name}").pop()
     SETTINGS.set(current.restored(setup))
     ENABLED_TOOLS.set(set(setup.tools))
     for key in _SETUP_WIDGETS:
-        st.session_state.pop(key, None)
-    st.session_state.pop("set-tools", None)
+        chat_setting(key).pop()
+    SET_TOOLS.pop()
     for name in PRESETS:
         for pattern in _PER_PROVIDER_WIDGETS:
-            st.session_state.pop(pattern.format(name), None)
+            chat_setting(pattern.format(name)).pop()
 
 
 def _model_list(settings: ModelSetup) -> tuple[list[str], str | None]:
@@ -76,7 +76,7 @@ def use_model(model_id: str) -> None:
     """Make `model_id` the chat's model, in the settings and their panel alike (call from a callback)."""
     settings = bootstrap.settings()
     SETTINGS.set(settings.model_copy(update={"model_id": model_id}))
-    st.session_state[f"set-model-{settings.provider}"] = model_id
+    chat_setting(f"model_{settings.provider}").set(model_id)
 
 
 def _tools_section() -> None:
@@ -93,7 +93,7 @@ def _tools_section() -> None:
         "Tools the model may call",
         names,
         default=[name for name in names if name in enabled],
-        key="set-tools",
+        key=SET_TOOLS.name,
     )
     ENABLED_TOOLS.set(set(chosen))
     if note := chat_agent.tools_note():
@@ -113,7 +113,7 @@ _SAMPLING_LABELS = ModelLabels(
 
 
 def _widget_key(prefix: str) -> WidgetKey:
-    return lambda name: f"{prefix}-" + name.replace("_", "-")
+    return lambda name: chat_setting(prefix + name).name
 
 
 def _connection(settings: ModelSetup, prefix: str, labels: ModelLabels) -> ModelSetup:
@@ -135,7 +135,7 @@ def _sampling_fields(settings: ModelSetup) -> ModelSetup:
         names,
         index=names.index(current) if current in names else 0,
         format_func=lambda name: "The chat's model" if name == chats else provider_label(name),
-        key="set-sampling-provider",
+        key=chat_setting("sampling_provider").name,
         help="Answers a server's sampling request once you approve it (on the Tools page, or in the "
         "chat while a tool waits); its cost is counted on the Costs page under that server.",
     )
@@ -143,7 +143,7 @@ def _sampling_fields(settings: ModelSetup) -> ModelSetup:
         return settings.model_copy(update={"sampling": None})
     # A newly chosen provider starts as the chat's does; the chosen one keeps what was typed.
     start = settings.for_sampling() if current == provider else fresh(settings, provider)
-    chosen = _connection(start, "set-sampling", _SAMPLING_LABELS)
+    chosen = _connection(start, "sampling_", _SAMPLING_LABELS)
     return settings.model_copy(update={"sampling": SamplingModel.of(chosen)})
 
 
@@ -151,16 +151,16 @@ def draw() -> None:
     """The settings expander; edits apply to the next message."""
     settings = bootstrap.settings()
     with st.expander("Settings", icon=":material/tune:", expanded=False):
-        settings = provider_field(settings, _widget_key("set"))
-        settings = _connection(settings, "set", _CHAT_LABELS)
+        settings = provider_field(settings, _widget_key(""))
+        settings = _connection(settings, "", _CHAT_LABELS)
         settings = _sampling_fields(settings)
-        settings = sampling_fields(settings, _widget_key("set"))
+        settings = sampling_fields(settings, _widget_key(""))
         mode = st.radio(
             "Tool calls of one reply run",
             ["parallel", "sequential"],
             index=0 if settings.tool_execution == "parallel" else 1,
             horizontal=True,
-            key="set-mode",
+            key=chat_setting("mode").name,
         )
         settings = settings.model_copy(update={"tool_execution": mode})
         SETTINGS.set(settings)
