@@ -17,6 +17,7 @@ from typing import Any
 
 import streamlit as st
 
+from ui.state import view_answers, view_notice, view_state
 from yiem.mcp import CallToolResult, McpError, McpTool
 from yiem.mcp.apps import AppView, allow_attribute, content_security_policy
 
@@ -94,8 +95,8 @@ def draw_app_view(
     if not bridge_ready():
         st.warning("Views need the one-time set-up that `make run` does (scripts/setup_mcp_apps.sh).")
         return
-    answers: dict[str, dict[str, Any]] = st.session_state.setdefault(f"{key}:answers", {})
-    state = st.session_state.get(key) or {}
+    answers: dict[str, dict[str, Any]] = view_answers(key).setdefault(dict)
+    state = view_state(key).get() or {}
     requests = [r for r in (state.get("requests") or []) if isinstance(r, dict) and "id" in r]
     asks = [request for request in requests if request["id"] not in answers]
     for request in asks:
@@ -202,7 +203,7 @@ def _ask_person(
 
                 def put() -> None:
                     words = host.put_message(text) if host.put_message else ""
-                    st.session_state[f"{key}:notice"] = words
+                    view_notice(key).set(words)
                     decide({"result": {}})
 
                 st.button("Put it in the chat input", key=f"{rid}:put", on_click=put)

@@ -25,6 +25,7 @@ from ui.state import (
     SETTINGS,
     STORE,
     TOOL_REGISTRY,
+    clear_session,
 )
 from yiem.chat import ChatLibrary, ChatSession, stored_setup
 from yiem.checks import SavedChecks
@@ -68,8 +69,7 @@ def ensure_session() -> None:
     if previous is not None and previous.id != owner.id:
         # Another person in this browser session (signed out, then in as someone else): nothing of
         # the previous person's (open conversation, settings, typed keys, tools) may stay.
-        for key in list(st.session_state.keys()):
-            del st.session_state[key]
+        clear_session()
     OWNER.set(owner)
     if not SETTINGS.present():
         # Before anything is stored, logged or shown: every secret the server holds is masked.

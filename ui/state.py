@@ -13,12 +13,19 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 import streamlit as st
 
 if TYPE_CHECKING:
+    import threading
+
+    import pandas as pd
+
     from yiem.agent import Agent
-    from yiem.chat import ChatSession
+    from yiem.chat import ChatSession, Document, SavedPrompt
+    from yiem.compare import Comparison
+    from yiem.experiments import BackgroundRun, ExperimentDraft
     from yiem.explorer import ServerQuestions
     from yiem.identity import Owner
     from yiem.llm import LlmClient
     from yiem.mcp import McpClient
+    from yiem.mcp.apps import ViewCache
     from yiem.model_setup import ModelSetup
     from yiem.store import ConversationStore
     from yiem.tool_registry import ToolRegistry
@@ -47,8 +54,16 @@ class Key(Generic[T]):
     def set(self, value: T) -> None:
         st.session_state[self.name] = value
 
-    def pop(self) -> T | None:
-        return cast("T | None", st.session_state.pop(self.name, None))
+    def clear(self) -> None:
+        """Forget the value (a callback's one step)."""
+        st.session_state.pop(self.name, None)
+
+    @overload
+    def pop(self) -> T | None: ...
+    @overload
+    def pop(self, default: T) -> T: ...
+    def pop(self, default: T | None = None) -> T | None:
+        return cast("T | None", st.session_state.pop(self.name, default))
 
     def setdefault(self, make: Callable[[], T]) -> T:
         if self.name not in st.session_state:
@@ -93,3 +108,140 @@ AGENT: Key[Agent] = Key("agent")
 """The agent of the latest send."""
 MODEL_LISTS: Key[dict[Any, tuple[list[str], str | None]]] = Key("yiem_model_lists")
 """Each provider's model list as last fetched, and why it could not be, keyed by where it came from."""
+
+
+def widget(name: str) -> Key[Any]:
+    """A form widget's value, by the key its form made (ui.model_form, ui.tools.form)."""
+    return Key(name)
+
+
+def init_widget(name: str, value: Any) -> str:
+    """The widget key `name`, holding `value` unless its widget holds one already (a form's start)."""
+    if name not in st.session_state:
+        st.session_state[name] = value
+    return name
+
+
+def forget(starting: str, keep: tuple[str, ...] = ()) -> None:
+    """Drop every key that starts with `starting` (but those in `keep`): their widgets start afresh."""
+    for name in [name for name in st.session_state if isinstance(name, str) and name.startswith(starting)]:
+        if name not in keep:
+            del st.session_state[name]
+
+
+def clear_session() -> None:
+    """Forget everything this session holds (a sign-out)."""
+    for name in list(st.session_state.keys()):
+        del st.session_state[name]
+
+
+# Chat.
+LLM_OVERRIDE: Key[tuple[LlmClient, LlmModel]] = Key("llm_override")
+"""Tests put `(LlmClient, LlmModel)` here to chat with a scripted model instead of the settings'."""
+TITLE_OVERRIDE: Key[LlmClient] = Key("llm_title_override")
+"""Tests put an `LlmClient` here to title conversations with; with `LLM_OVERRIDE` alone there are none."""
+TITLE_THREAD: Key[threading.Thread | None] = Key("yiem_title_thread")  # writing the open conversation's title
+CATALOG_MODEL: Key[tuple[Any, LlmModel]] = Key("yiem_model")  # (settings fingerprint, their LlmModel)
+BUDGET_WARNING: Key[str] = Key("yiem_budget_warning")
+CONTEXT_REFUSED: Key[tuple[str | None, str]] = Key("yiem_refused")  # (conversation id, text) refused
+CONTEXT_COUNT: Key[tuple[Any, int]] = Key("yiem_context_count")  # (what was counted, its tokens)
+ATTACH_ROUND: Key[int] = Key("yiem_attach_round")  # bumped once a message took the documents
+ATTACH_READ: Key[dict[str, Document | str]] = Key("yiem_attach_read")  # file id -> read, or why not
+ATTACH_READY: Key[list[Document]] = Key("yiem_attach_ready")  # this run's documents that can be sent
+ATTACH_TAKEN: Key[bool] = Key("yiem_attach_taken")  # this run's message took them
+HISTORY_SHOWN: Key[tuple[str | None, int]] = Key("yiem_history_shown")  # (conversation, messages drawn)
+EDITING: Key[str] = Key("yiem_editing")  # "<conversation id>-<index>" of the prompt being edited
+REGEN_MODEL: Key[str] = Key("regen-model")  # the model Regenerate answers with
+PROMPT_FORM: Key[SavedPrompt] = Key("yiem_prompt_form")  # the saved prompt whose form is open
+LIBRARY_PROBLEM: Key[str] = Key("yiem_library_problem")  # why the last save or delete failed
+PRESET_NAME: Key[str] = Key("preset-name")
+PROMPT_NAME: Key[str] = Key("prompt-name")
+PROMPT_TEXT: Key[str] = Key("prompt-text")
+PARKED_RUNS: Key[Any] = Key("chat-parked-runs")  # ui.chat.questions.ParkedRuns (a layer above)
+DELETING: Key[str] = Key("yiem_delete")  # the conversation whose delete waits for a yes
+TEMPORARY_CHAT: Key[bool] = Key("temporary-chat")
+CHAT_VIEWS: Key[ViewCache] = Key("chat-views")
+SET_TOOLS: Key[list[str]] = Key("set-tools")
+
+
+def attach_box(round_: int) -> Key[list[Any]]:
+    """The documents box of one round (a new round draws an empty box)."""
+    return Key(f"attach-{round_}")
+
+
+def prompt_var(name: str) -> Key[str]:
+    return Key(f"prompt-var-{name}")
+
+
+def chat_setting(field: str) -> Key[Any]:
+    """A Settings panel widget: `field` as ui.model_form names it (`url_openai` -> `set-url-openai`)."""
+    return Key("set-" + field.replace("_", "-"))
+
+
+def view_key(call_key: str) -> str:
+    """The widget key of one tool call's view; its notice and answers are keyed from it."""
+    return f"{call_key}:view"
+
+
+def view_state(key: str) -> Key[dict[str, Any]]:
+    return Key(key)
+
+
+def view_answers(key: str) -> Key[dict[str, dict[str, Any]]]:
+    return Key(f"{key}:answers")
+
+
+def view_notice(key: str) -> Key[str]:
+    """What the view's last message did, said above it on the next run."""
+    return Key(f"{key}:notice")
+
+
+# Compare.
+COMPARE_RUN: Key[Comparison] = Key("compare_run")
+COMPARE_BLIND: Key[bool] = Key("compare_blind")
+COMPARE_VOTED: Key[str] = Key("compare_voted")
+COMPARE_SPECS: Key[list[ModelSetup]] = Key("compare_specs")
+"""The columns a test (or a saved comparison) starts the page with."""
+COMPARE_PICKED: Key[str] = Key("cmp_suggested_prompt")  # the suggestion clicked, sent on the next run
+COMPARE_COUNT: Key[int] = Key("cmp_count")
+BLIND_TOGGLE: Key[bool] = Key("cmp_blind")  # the "Blind vote" toggle (COMPARE_BLIND: the run's)
+COMPARE_LAST_PROMPT: Key[str] = Key("compare_last_prompt")
+COMPARE_WIDGET_PREFIX = "cmp_"
+
+
+def compare_widget(name: str, index: int) -> Key[Any]:
+    """Column `index`'s widget `name` (a ui.model_form field, `variant` or `preset`)."""
+    return Key(f"{COMPARE_WIDGET_PREFIX}{name}_{index}")
+
+
+# Costs.
+SOURCE_PICK: Key[str | None] = Key("source_pick")
+EXPERIMENT_PICK: Key[str | None] = Key("experiment_pick")
+CONVERSATION_PICK: Key[str | None] = Key("conversation_pick")
+
+# Experiments.
+EXPERIMENT_DRAFT: Key[ExperimentDraft] = Key("exp_draft")
+EXPERIMENT_ID: Key[str | None] = Key("exp_id")
+EXPERIMENT_RUN: Key[BackgroundRun] = Key("exp_live_run")
+EDITOR_VERSION: Key[int] = Key("exp_editor_version")  # bumped when the dataset is replaced
+EXPERIMENT_CHOICE: Key[str] = Key("exp_pick")  # the picker's experiment id ("" for a new one)
+RUN_ERROR: Key[str] = Key("exp_run_error")
+EXAMPLE_ERROR: Key[str] = Key("exp_example_error")
+SHARE_MESSAGE: Key[str] = Key("exp_share_message")  # what the last share, copy or delete did
+REVIEW_ERROR: Key[str] = Key("review_error")
+EXPERIMENT_WIDGET_PREFIX = "exp_w_"
+"""Every editing widget's key starts with it, so opening another experiment clears them."""
+
+
+def experiment_widget(name: str) -> Key[Any]:
+    return Key(EXPERIMENT_WIDGET_PREFIX + name)
+
+
+def dataset_base(version: int) -> Key[pd.DataFrame]:
+    """The table the dataset editor of `version` edits."""
+    return experiment_widget(f"dataset_base_{version}")
+
+
+def review_field(field: str, where: str) -> Key[Any]:
+    """One review form's widget (`rating`, `comment`, `expected`, `keep`) for the outcome at `where`."""
+    return Key(f"review_{field}_{where}")

@@ -70,10 +70,9 @@ def _set_column(page: Any, index: int, base_url: str, model: str, system: str) -
     """Column `index`'s settings: llama.cpp's provider at `base_url`, the model, a system prompt."""
     box = page.get_by_test_id("stExpander").filter(has_text=f"Column {index + 1}:")
     box.get_by_text(f"Column {index + 1}:").click()
-    _choose(page, box.get_by_role("combobox", name="Provider"), "llamacpp")
+    _choose(page, box.get_by_role("combobox", name="Provider"), "llama.cpp server")
     _commit(box.get_by_label("Base URL"), base_url)
-    if model != "smollm2":  # the default: typing it again would cause no run to wait for
-        _commit(box.get_by_label("Model", exact=True), model)
+    _commit(box.get_by_label("Model", exact=True), model)  # a server of one's own starts with none
     _commit(box.get_by_label("System prompt"), system, key="Tab")
     _commit(box.get_by_label(re.compile("Longest reply in tokens")), REPLY_TOKENS)
 

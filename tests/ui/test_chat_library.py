@@ -144,6 +144,7 @@ def test_the_compare_page_fills_a_column_from_a_preset_in_one_choice(db_url: str
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.switch_page("ui/pages/compare.py")
     at.run()
+    at.selectbox(key="cmp_provider_0").set_value("openai").run()  # the embedded model has no Model field
     at.text_input(key="cmp_model_0").set_value("typed-by-hand").run()
     _ok(at.selectbox(key="cmp_preset_1").set_value("Pirate").run())
     assert at.selectbox(key="cmp_provider_1").value == "openai"

@@ -227,7 +227,8 @@ def test_the_rubric_judge_may_be_a_model_no_variant_uses(db_url: str) -> None:
     assert not at.exception, at.exception
     # The same provider and model fields as a variant's: a second "Provider" appears, for the judge.
     _widget(at.selectbox, "Provider", 1).set_value("openai").run()
-    _widget(at.text_input, "Model", 1).set_value("gpt-4.1-mini").run()
+    # The variant's embedded model has no Model field: the only one is the judge's.
+    _widget(at.text_input, "Model").set_value("gpt-4.1-mini").run()
     scorer = at.session_state["exp_draft"].scorers[0]
     assert (scorer.kind, scorer.rubric) == ("rubric", "Is it polite?")
     assert (scorer.judge.variant.provider, scorer.judge.variant.model_id) == ("openai", "gpt-4.1-mini")
@@ -241,7 +242,7 @@ def test_the_rubric_judge_may_be_a_model_no_variant_uses(db_url: str) -> None:
     again.run()
     assert not again.exception, again.exception
     assert _widget(again.selectbox, "Judge").value == "Another model…"
-    assert _widget(again.text_input, "Model", 1).value == "gpt-4.1-mini"
+    assert _widget(again.text_input, "Model").value == "gpt-4.1-mini"
     assert again.session_state["exp_draft"].scorers[0].judge.variant.provider == "openai"
 
 

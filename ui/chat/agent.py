@@ -8,7 +8,17 @@ from typing import Any
 import streamlit as st
 
 from ui import bootstrap
-from ui.state import AGENT, CHAT, CLIENT, ENABLED_TOOLS, TOOL_REGISTRY
+from ui.state import (
+    AGENT,
+    CATALOG_MODEL,
+    CHAT,
+    CLIENT,
+    ENABLED_TOOLS,
+    LLM_OVERRIDE,
+    TITLE_OVERRIDE,
+    TITLE_THREAD,
+    TOOL_REGISTRY,
+)
 from yiem.agent import Agent
 from yiem.chat import RunAgent
 from yiem.events import AgentEvent
@@ -24,20 +34,13 @@ from yiem.model_setup import (
 from yiem.providers.catalog import get_model
 from yiem.types import AgentLoopConfig, AgentMessage, LlmModel, UserMessage
 
-OVERRIDE_KEY = "llm_override"
-"""Tests put `(LlmClient, LlmModel)` here to chat with a scripted model instead of the settings'."""
-TITLE_OVERRIDE_KEY = "llm_title_override"
-"""Tests put an `LlmClient` here to title conversations with; with `OVERRIDE_KEY` alone there are none."""
-TITLE_THREAD_KEY = "yiem_title_thread"  # the thread writing the open conversation's title, if any
-MODEL_KEY = "yiem_model"  # (settings fingerprint, the catalogue's LlmModel for them)
-
 
 class ChatSetupError(Exception):
     """The chat cannot reach a model with the current settings; the message says what to change."""
 
 
 def _client() -> tuple[LlmClient, LlmModel]:
-    override = st.session_state.get(OVERRIDE_KEY)
+    override = LLM_OVERRIDE.get()
     if override is not None:
         client, model = override
         return client, model
@@ -62,7 +65,7 @@ def _client() -> tuple[LlmClient, LlmModel]:
 
 def current_model() -> LlmModel | None:
     """The model the next message goes to, found without connecting; None while it is not known yet."""
-    override = st.session_state.get(OVERRIDE_KEY)
+    override = LLM_OVERRIDE.get()
     if override is not None:
         return override[1]  # type: ignore[no-any-return]
     settings = bootstrap.settings()
@@ -75,19 +78,19 @@ def current_model() -> LlmModel | None:
     if not settings.model_id:
         return None
     # The catalogue is read once per choice of model, not on every rerun.
-    known = st.session_state.get(MODEL_KEY)
+    known = CATALOG_MODEL.get()
     if known is None or known[0] != fingerprint:
         known = (
             fingerprint,
             get_model(settings.provider, settings.model_id, base_url=settings.base_url or None),
         )
-        st.session_state[MODEL_KEY] = known
+        CATALOG_MODEL.set(known)
     return known[1]  # type: ignore[no-any-return]
 
 
 def provider() -> str:
     """The provider the next message goes to (the tests' scripted model's, when one is set)."""
-    override = st.session_state.get(OVERRIDE_KEY)
+    override = LLM_OVERRIDE.get()
     return str(override[1].provider) if override is not None else bootstrap.settings().provider
 
 
@@ -104,7 +107,7 @@ def tools_note() -> str | None:
 
 def accepts_images() -> bool:
     """Whether the chosen model takes images (so the chat input offers to attach them)."""
-    override = st.session_state.get(OVERRIDE_KEY)
+    override = LLM_OVERRIDE.get()
     if override is not None:
         return "image" in override[1].input
     settings = bootstrap.settings()
@@ -143,9 +146,9 @@ def start_title(agent: Agent, model: LlmModel) -> None:
     """After a first reply, let the chat's model title the conversation in the background."""
     chat = CHAT()
     client: LlmClient | None = agent.llm
-    if st.session_state.get(OVERRIDE_KEY) is not None:
+    if LLM_OVERRIDE.get() is not None:
         # A test's scripted model answers only what its test scripted: titles need their own.
-        title_client = st.session_state.get(TITLE_OVERRIDE_KEY)
+        title_client = TITLE_OVERRIDE.get()
         client = None if title_client is None else chat.budget.wrap(title_client)
     if client is not None:
-        st.session_state[TITLE_THREAD_KEY] = chat.title_after_first_reply(client, model)
+        TITLE_THREAD.set(chat.title_after_first_reply(client, model))

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.state import NOTICE, UNSENT
+from ui.state import BUDGET_WARNING, NOTICE, UNSENT
 from yiem.chat import ChatSession
 from yiem.types import ImageContent, LlmModel
-
-WARNING_KEY = "yiem_budget_warning"
 
 
 def refused(chat: ChatSession, model: LlmModel, max_tokens: int | None) -> bool:
     """Check the saved prompt's send against the limits; when refused, take it back into the input."""
     checked = chat.check_budget(model, max_tokens)
     if checked.verdict == "warn":
-        st.session_state[WARNING_KEY] = checked.message
+        BUDGET_WARNING.set(checked.message)
     if checked.allowed:
         return False
     prompt = chat.withdraw_prompt()
@@ -29,5 +27,5 @@ def refused(chat: ChatSession, model: LlmModel, max_tokens: int | None) -> bool:
 
 def draw_warning() -> None:
     """The last send's warning (a limit 80 % used, or a price unknown), once."""
-    if warning := st.session_state.pop(WARNING_KEY, None):
+    if warning := BUDGET_WARNING.pop():
         st.warning(warning, icon=":material/savings:")

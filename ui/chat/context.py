@@ -7,7 +7,7 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.chat import agent as chat_agent
-from ui.state import NOTICE, UNSENT
+from ui.state import CONTEXT_COUNT, CONTEXT_REFUSED, NOTICE, UNSENT
 from yiem.chat import (
     KEEP_FRACTION,
     ChatSession,
@@ -22,8 +22,6 @@ from yiem.chat import (
 from yiem.store import StoreError
 from yiem.types import ImageContent, LlmModel, UserMessage
 
-REFUSED_KEY = "yiem_refused"  # (conversation id, text) of the send the gauge refused
-COUNT_KEY = "yiem_context_count"  # (what was counted, its tokens): counted once per change, not per rerun
 COLOURS = {"ok": "gray", "amber": "orange", "full": "red"}
 
 
@@ -32,7 +30,7 @@ def _tokens(chat: ChatSession, model: LlmModel, pending: str) -> int:
     last = chat.messages[-1].timestamp if chat.messages else None
     key: tuple[object, ...] = (chat.conversation_id, len(chat.messages), last, model.provider)
     key += (model.base_url, system_prompt, pending)
-    cached = st.session_state.get(COUNT_KEY)
+    cached = CONTEXT_COUNT.get()
     if cached is not None and cached[0] == key:
         return int(cached[1])
     # The embedded model's tokenizer is asked only here, when something to count has changed.
@@ -40,12 +38,12 @@ def _tokens(chat: ChatSession, model: LlmModel, pending: str) -> int:
     since = chat.conversation.created if chat.conversation else None
     tokens = conversation_tokens(chat.messages, system_prompt, count, since)
     tokens += count(pending) if pending else 0
-    st.session_state[COUNT_KEY] = (key, tokens)
+    CONTEXT_COUNT.set((key, tokens))
     return tokens
 
 
 def _refused_text(chat: ChatSession) -> str:
-    refused = st.session_state.get(REFUSED_KEY)
+    refused = CONTEXT_REFUSED.get()
     return refused[1] if refused and refused[0] == chat.conversation_id else ""
 
 
@@ -96,8 +94,8 @@ def _draw_ways_out(chat: ChatSession, model: LlmModel, pending: str) -> None:
             except StoreError as error:
                 NOTICE.set(f"{error} Your message is back in the box below.")
     if new or drop:
-        st.session_state.pop(REFUSED_KEY, None)
-        st.session_state.pop(COUNT_KEY, None)
+        CONTEXT_REFUSED.pop()
+        CONTEXT_COUNT.pop()
         UNSENT.set(pending)
         st.rerun()
 
@@ -110,11 +108,11 @@ def refuse_if_full(chat: ChatSession, prompt: UserMessage) -> None:
         model is None
         or context_gauge(_tokens(chat, model, prompt.text), model.context_window).level != "full"
     ):
-        st.session_state.pop(REFUSED_KEY, None)
+        CONTEXT_REFUSED.pop()
         return
     # Only the typed text goes back: attached documents stay in their box, counted from there.
     text = typed_text(prompt)
-    st.session_state[REFUSED_KEY] = (chat.conversation_id, text)
+    CONTEXT_REFUSED.set((chat.conversation_id, text))
     UNSENT.set(text)
     again = " Attach the images again." if any(isinstance(b, ImageContent) for b in prompt.content) else ""
     NOTICE.set(

@@ -8,6 +8,7 @@ from typing import Any
 import streamlit as st
 
 from ui.chat import agent as chat_agent
+from ui.state import ATTACH_READ, ATTACH_READY, ATTACH_ROUND, ATTACH_TAKEN, attach_box
 from yiem.budgets import tokens_by_characters
 from yiem.chat import (
     DOCUMENT_SUFFIXES,
@@ -20,14 +21,9 @@ from yiem.chat import (
 )
 from yiem.types import LlmModel, UserMessage
 
-ROUND_KEY = "yiem_attach_round"  # bumped once a message took the documents: the next box is empty
-READ_KEY = "yiem_attach_read"  # file id -> Document or the words why it cannot be read (read once)
-READY_KEY = "yiem_attach_ready"  # the documents of this run that can be sent
-TAKEN_KEY = "yiem_attach_taken"  # this run's message took them
-
 
 def _read(file: Any) -> Document | str:
-    cache: dict[str, Document | str] = st.session_state.setdefault(READ_KEY, {})
+    cache: dict[str, Document | str] = ATTACH_READ.setdefault(dict)
     if file.file_id not in cache:
         try:
             cache[file.file_id] = read_document(file.name, file.getvalue())
@@ -42,7 +38,7 @@ def _tokens(document: Document, model: LlmModel | None) -> tuple[int, str]:
         tokens = tokens_by_characters(document.text)
         return tokens, f"about {tokens:,} tokens (estimated until the model has started)"
     key = ("tokens", document.name, len(document.text), model.provider, model.base_url)
-    cache: dict[Any, Any] = st.session_state.setdefault(READ_KEY, {})
+    cache: dict[Any, Any] = ATTACH_READ.setdefault(dict)
     if key not in cache:
         cache[key] = token_counter(model)(document.text)
     tokens = int(cache[key])
@@ -51,19 +47,17 @@ def _tokens(document: Document, model: LlmModel | None) -> tuple[int, str]:
 
 def draw() -> str:
     """The attach box and each file's size or problem; returns the text the ready documents add."""
-    st.session_state.pop(TAKEN_KEY, None)  # a send refused last run left it: this run decides anew
+    ATTACH_TAKEN.pop()  # a send refused last run left it: this run decides anew
     ready: list[Document] = []
     model = chat_agent.current_model()
-    uploader = f"attach-{st.session_state.get(ROUND_KEY, 0)}"
+    uploader = attach_box(ATTACH_ROUND.get(0))
     # Open while it holds files: a rerun that redraws the box must not hide a file's problem in it.
-    with st.expander(
-        "Attach documents", icon=":material/attach_file:", expanded=bool(st.session_state.get(uploader))
-    ):
+    with st.expander("Attach documents", icon=":material/attach_file:", expanded=bool(uploader.get())):
         files: Any = st.file_uploader(
             "PDF, text, Markdown, CSV or JSON: their text goes with your next message",
             type=list(DOCUMENT_SUFFIXES),
             accept_multiple_files=True,
-            key=uploader,
+            key=uploader.name,
         )
         for file in files or []:
             found = _read(file)
@@ -77,21 +71,21 @@ def draw() -> str:
                 continue
             st.caption(f":material/description: {found.name}: {words}")
             ready.append(found)
-    st.session_state[READY_KEY] = ready
+    ATTACH_READY.set(ready)
     return "\n".join(document.text for document in ready)
 
 
 def attach(message: UserMessage) -> UserMessage:
     """`message` with the documents drawn in this run, each as a text block naming its file."""
-    documents: list[Document] = st.session_state.get(READY_KEY, [])
+    documents: list[Document] = ATTACH_READY.get([])
     if not documents:
         return message
-    st.session_state[TAKEN_KEY] = True
+    ATTACH_TAKEN.set(True)
     return with_documents(message, documents)
 
 
 def sent() -> None:
     """Once the message is on its way: if it took the documents, the next run's box starts empty."""
-    if st.session_state.pop(TAKEN_KEY, False):
-        st.session_state[ROUND_KEY] = st.session_state.get(ROUND_KEY, 0) + 1
-        st.session_state[READY_KEY] = []
+    if ATTACH_TAKEN.pop(False):
+        ATTACH_ROUND.set(ATTACH_ROUND.get(0) + 1)
+        ATTACH_READY.set([])

@@ -10,7 +10,7 @@ from ui.chat.timeline import draw_timeline
 from ui.chat.views import draw_chat_view
 from ui.clipboard import copy_button, listen_for_copies
 from ui.messages import draw_blocks, draw_tool_call, draw_tool_result
-from ui.state import NOTICE, PENDING
+from ui.state import EDITING, HISTORY_SHOWN, NOTICE, PENDING, REGEN_MODEL
 from yiem.chat import (
     ChatSession,
     ChatSessionError,
@@ -36,8 +36,6 @@ from yiem.types import (
 
 # Messages drawn before "Show earlier messages"; each click shows this many more.
 HISTORY_PAGE = 40
-SHOWN_KEY = "yiem_history_shown"  # (conversation id, how many of its latest messages to draw)
-EDIT_KEY = "yiem_editing"  # "<conversation id>-<index>" of the prompt being edited, if any
 
 
 def draw_failure(message: AssistantMessage | AssistantMessageToolCall) -> None:
@@ -48,12 +46,12 @@ def draw_failure(message: AssistantMessage | AssistantMessageToolCall) -> None:
 
 
 def _history_limit(chat: ChatSession) -> int:
-    shown: tuple[str | None, int] | None = st.session_state.get(SHOWN_KEY)
+    shown: tuple[str | None, int] | None = HISTORY_SHOWN.get()
     return shown[1] if shown and shown[0] == chat.conversation_id else HISTORY_PAGE
 
 
 def _show_earlier(chat: ChatSession, start: int) -> None:
-    st.session_state[SHOWN_KEY] = (chat.conversation_id, len(chat.messages) - start + HISTORY_PAGE)
+    HISTORY_SHOWN.set((chat.conversation_id, len(chat.messages) - start + HISTORY_PAGE))
 
 
 def draw_history(chat: ChatSession) -> None:
@@ -135,7 +133,7 @@ def _regenerate_with(chat: ChatSession, last_prompt: int) -> None:
             "Model for the new answer (and the next messages)",
             choices,
             index=choices.index(current) if current in choices else 0,
-            key="regen-model",
+            key=REGEN_MODEL.name,
         )
         st.button(
             "Regenerate",
@@ -146,7 +144,7 @@ def _regenerate_with(chat: ChatSession, last_prompt: int) -> None:
 
 
 def _regenerate_with_model(chat: ChatSession, last_prompt: int) -> None:
-    chat_settings.use_model(str(st.session_state["regen-model"]))
+    chat_settings.use_model(str(REGEN_MODEL()))
     _queue_resend(chat, last_prompt, None)
 
 
@@ -225,7 +223,7 @@ def _fork(chat: ChatSession, index: int) -> None:
 def _edit_control(chat: ChatSession, index: int, message: UserMessage) -> None:
     # Keys name the conversation too: a keyed widget keeps its text, which must not leak between chats.
     where = f"{chat.conversation_id}-{index}"
-    if st.session_state.get(EDIT_KEY) != where:
+    if EDITING.get() != where:
         # One cheap button per prompt; the text area exists only for the prompt being edited, so a
         # rerun does not carry a keyed text area (and its text) for every prompt of the conversation.
         st.button(
@@ -233,8 +231,8 @@ def _edit_control(chat: ChatSession, index: int, message: UserMessage) -> None:
             icon=":material/edit:",
             key=f"edit-{where}",
             type="tertiary",
-            on_click=st.session_state.__setitem__,
-            args=(EDIT_KEY, where),
+            on_click=EDITING.set,
+            args=(where,),
         )
         return
     text = typed_text(message)  # attached documents go with the new version as they are
@@ -245,9 +243,9 @@ def _edit_control(chat: ChatSession, index: int, message: UserMessage) -> None:
             key=f"edit-send-{where}",
             help="Sent as another version of this message; the first one and its replies are kept.",
         )
-        st.button("Cancel", key=f"edit-cancel-{where}", on_click=st.session_state.pop, args=(EDIT_KEY, None))
+        st.button("Cancel", key=f"edit-cancel-{where}", on_click=EDITING.clear)
     if send:
-        st.session_state.pop(EDIT_KEY, None)
+        EDITING.pop()
         _queue_resend(chat, index, new_text)
         st.rerun()
 

@@ -10,13 +10,19 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.chat import settings as chat_settings
-from ui.state import FILLED_PROMPT, UNSENT
+from ui.state import (
+    FILLED_PROMPT,
+    LIBRARY_PROBLEM,
+    PRESET_NAME,
+    PROMPT_FORM,
+    PROMPT_NAME,
+    PROMPT_TEXT,
+    UNSENT,
+    prompt_var,
+)
 from yiem.chat import ChatLibrary, Preset, SavedPrompt, safe_markdown
 from yiem.model_setup import ModelSetup, fill_template
 from yiem.store import StoreError
-
-FORM_KEY = "yiem_prompt_form"  # the saved prompt whose form is open
-PROBLEM_KEY = "yiem_library_problem"  # why the last save or delete failed, shown in its section
 
 T = TypeVar("T")
 
@@ -39,9 +45,9 @@ def _run(action: Any, *args: Any) -> bool:
     try:
         action(*args)
     except StoreError as error:
-        st.session_state[PROBLEM_KEY] = str(error)
+        LIBRARY_PROBLEM.set(str(error))
         return False
-    st.session_state.pop(PROBLEM_KEY, None)
+    LIBRARY_PROBLEM.pop()
     return True
 
 
@@ -55,25 +61,26 @@ def _apply(preset: Preset) -> None:
 
 
 def _save_preset(library: ChatLibrary) -> None:
-    if _run(library.save_preset, st.session_state.get("preset-name", ""), chat_settings.current_setup()):
-        st.session_state["preset-name"] = ""
+    if _run(library.save_preset, PRESET_NAME.get(""), chat_settings.current_setup()):
+        PRESET_NAME.set("")
 
 
 def _save_prompt(library: ChatLibrary) -> None:
-    name, text = st.session_state.get("prompt-name", ""), st.session_state.get("prompt-text", "")
+    name, text = PROMPT_NAME.get(""), PROMPT_TEXT.get("")
     if _run(library.save_prompt, name, text):
-        st.session_state["prompt-name"] = st.session_state["prompt-text"] = ""
+        PROMPT_NAME.set("")
+        PROMPT_TEXT.set("")
 
 
 def _use_prompt(prompt: SavedPrompt) -> None:
     if prompt.variables:
-        st.session_state[FORM_KEY] = prompt
+        PROMPT_FORM.set(prompt)
     else:  # nothing to ask: it goes into the message box, to send or change first
         UNSENT.set(prompt.text)
 
 
 def _problem() -> None:
-    if problem := st.session_state.get(PROBLEM_KEY):
+    if problem := LIBRARY_PROBLEM.get():
         st.error(problem)
 
 
@@ -114,7 +121,7 @@ def _presets(library: ChatLibrary) -> None:
             _apply,
             library.delete_preset,
         )
-        st.text_input("Name", key="preset-name", placeholder="e.g. Careful reviewer")
+        st.text_input("Name", key=PRESET_NAME.name, placeholder="e.g. Careful reviewer")
         st.button(
             "Save the current setup",
             key="preset-save",
@@ -138,8 +145,8 @@ def _prompts(library: ChatLibrary) -> None:
             _use_prompt,
             library.delete_prompt,
         )
-        st.text_input("Name", key="prompt-name", placeholder="e.g. Summarise")
-        st.text_area("Prompt", key="prompt-text", placeholder="Summarise {{text}} in {{words}} words.")
+        st.text_input("Name", key=PROMPT_NAME.name, placeholder="e.g. Summarise")
+        st.text_area("Prompt", key=PROMPT_TEXT.name, placeholder="Summarise {{text}} in {{words}} words.")
         st.button(
             "Save the prompt",
             key="prompt-save",
@@ -158,7 +165,7 @@ def draw() -> None:
 
 
 def _close_form() -> None:
-    st.session_state.pop(FORM_KEY, None)
+    PROMPT_FORM.pop()
 
 
 @st.dialog("Fill in the prompt", on_dismiss=_close_form)
@@ -166,7 +173,7 @@ def _form(prompt: SavedPrompt) -> None:
     st.caption(prompt.name)
     st.text(prompt.text[:600])  # as typed: a prompt's Markdown is not drawn here
     with st.form("prompt-form", border=False):
-        values = {name: st.text_area(name, key=f"prompt-var-{name}", height=68) for name in prompt.variables}
+        values = {name: st.text_area(name, key=prompt_var(name).name, height=68) for name in prompt.variables}
         with st.container(horizontal=True):
             send = st.form_submit_button("Send", type="primary", key="prompt-form-send")
             fill = st.form_submit_button("Put it in the message box", key="prompt-form-fill")
@@ -179,13 +186,13 @@ def _form(prompt: SavedPrompt) -> None:
     text = fill_template(prompt.text, values)
     _close_form()
     for name in prompt.variables:
-        st.session_state.pop(f"prompt-var-{name}", None)
+        prompt_var(name).pop()
     (FILLED_PROMPT if send else UNSENT).set(text)
     st.rerun()
 
 
 def draw_form() -> None:
     """The open prompt's form, if one is open (call outside the sidebar)."""
-    prompt = st.session_state.get(FORM_KEY)
+    prompt = PROMPT_FORM.get()
     if isinstance(prompt, SavedPrompt):
         _form(prompt)

@@ -16,13 +16,13 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
 
+from ui.state import PARKED_RUNS
 from ui.tools.questions import draw_agreed_links, draw_question, server_questions
 from yiem.agent import Agent
 from yiem.chat import BackgroundEvents
 from yiem.explorer import ServerQuestions
 from yiem.types import LlmModel, UserMessage
 
-PARKED = "chat-parked-runs"  # ParkedRuns
 HAND_OVER_S = 10.0  # longest wait for an interrupted run to park (it notices within a redraw)
 
 
@@ -127,7 +127,7 @@ class ParkedRuns:
 
 def parked_runs() -> ParkedRuns:
     """This session's drawn and parked runs (one object: used while Streamlit is interrupting)."""
-    found: ParkedRuns = st.session_state.setdefault(PARKED, ParkedRuns())
+    found: ParkedRuns = PARKED_RUNS.setdefault(lambda: ParkedRuns())
     return found
 
 

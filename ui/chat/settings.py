@@ -2,29 +2,34 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
 
 from ui import bootstrap
 from ui.chat import agent as chat_agent
-from ui.model_form import PROVIDERS, sampling_fields
-from ui.state import ENABLED_TOOLS, MCP_ERRORS, MODEL_LISTS, SETTINGS, TOOL_REGISTRY
+from ui.model_form import (
+    PROVIDERS,
+    ModelLabels,
+    WidgetKey,
+    connection_fields,
+    fresh,
+    provider_field,
+    provider_label,
+    sampling_fields,
+)
+from ui.state import ENABLED_TOOLS, MCP_ERRORS, MODEL_LISTS, SET_TOOLS, SETTINGS, TOOL_REGISTRY, chat_setting
 from yiem.model_setup import (
-    DEFAULT_MODELS,
     LOCAL,
     ModelSetup,
     SamplingModel,
     available_models,
-    key_status,
-    starting_base_url,
 )
 from yiem.providers.presets import PRESETS
 
 # The widgets showing a setup; each keeps its own value across reruns, so a restored setup clears them.
-_SETUP_WIDGETS = ("set-provider", "set-system", "set-temp-default", "set-temp", "set-max-tokens", "set-mode")
-_PER_PROVIDER_WIDGETS = ("set-url-{}", "set-model-{}", "set-model-id-{}")
+_SETUP_WIDGETS = ("provider", "system", "temp_default", "temp", "max_tokens", "mode")
+_PER_PROVIDER_WIDGETS = ("url_{}", "model_{}", "model_id_{}")
 
 
 def current_setup() -> ModelSetup:
@@ -38,15 +43,15 @@ def restore(setup: ModelSetup) -> None:
     if (current.provider, current.base_url) != (setup.provider, setup.base_url):
         # A typed key goes only to the server it was typed for: a stored setup may name another.
         for name in PRESETS:
-            st.session_state.pop(f"set-key-{name}", None)
+            chat_setting(f"key_{name}").pop()
     SETTINGS.set(current.restored(setup))
     ENABLED_TOOLS.set(set(setup.tools))
     for key in _SETUP_WIDGETS:
-        st.session_state.pop(key, None)
-    st.session_state.pop("set-tools", None)
+        chat_setting(key).pop()
+    SET_TOOLS.pop()
     for name in PRESETS:
         for pattern in _PER_PROVIDER_WIDGETS:
-            st.session_state.pop(pattern.format(name), None)
+            chat_setting(pattern.format(name)).pop()
 
 
 def _model_list(settings: ModelSetup) -> tuple[list[str], str | None]:
@@ -55,31 +60,23 @@ def _model_list(settings: ModelSetup) -> tuple[list[str], str | None]:
     cache = MODEL_LISTS.setdefault(dict)
     if key not in cache:
         cache[key] = available_models(settings, bootstrap.secret)
-    found, problem = cache[key]
-    options = list(found)
-    if settings.model_id and settings.model_id not in options:
-        options.insert(0, settings.model_id)
-    return options, problem
-
-
-def _model_options(settings: ModelSetup) -> list[str]:
-    options, problem = _model_list(settings)
-    if problem:
-        st.caption(f"The server's model list is not available: {problem}")
-    return options
+    return cache[key]
 
 
 def model_choices() -> list[str]:
     """The models the chosen provider offers, as the Settings panel lists them (none for the embedded one)."""
     settings = bootstrap.settings()
-    return [] if settings.provider == LOCAL else _model_list(settings)[0]
+    if settings.provider == LOCAL:
+        return []
+    found = _model_list(settings)[0]
+    return found if settings.model_id in found or not settings.model_id else [settings.model_id, *found]
 
 
 def use_model(model_id: str) -> None:
     """Make `model_id` the chat's model, in the settings and their panel alike (call from a callback)."""
     settings = bootstrap.settings()
     SETTINGS.set(settings.model_copy(update={"model_id": model_id}))
-    st.session_state[f"set-model-{settings.provider}"] = model_id
+    chat_setting(f"model_{settings.provider}").set(model_id)
 
 
 def _tools_section() -> None:
@@ -96,93 +93,36 @@ def _tools_section() -> None:
         "Tools the model may call",
         names,
         default=[name for name in names if name in enabled],
-        key="set-tools",
+        key=SET_TOOLS.name,
     )
     ENABLED_TOOLS.set(set(chosen))
     if note := chat_agent.tools_note():
         st.caption(note)
 
 
-@dataclass(frozen=True)
-class _Fields:
-    """The labels and widget-key prefix of one model's fields in the panel."""
-
-    prefix: str
-    base_url: str
-    key: str
-    model: str
-    local_note: str
-
-
-_CHAT_FIELDS = _Fields(
-    "set",
-    "Base URL",
-    "API key (kept for this session only)",
-    "Model",
-    "A 135M-parameter toy model that runs on this machine with no key and no internet. "
+_CHAT_LABELS = ModelLabels(
+    local_note="A 135M-parameter toy model that runs on this machine with no key and no internet. "
     "Its answers are often wrong; use it to try the app.",
 )
-_SAMPLING_FIELDS = _Fields(
-    "set-sampling",
-    "Sampling base URL",
-    "Sampling API key (kept for this session only)",
-    "Sampling model",
-    "Servers' sampling requests are answered by the toy model on this machine.",
+_SAMPLING_LABELS = ModelLabels(
+    base_url="Sampling base URL",
+    key="Sampling API key (kept for this session only)",
+    model="Sampling model",
+    local_note="Servers' sampling requests are answered by the toy model on this machine.",
 )
 
 
-def _fresh(provider: str) -> dict[str, Any]:
-    """A newly chosen provider's starting base URL and model, with no key typed yet."""
-    return {
-        "provider": provider,
-        "base_url": starting_base_url(provider, bootstrap.secret),
-        "model_id": DEFAULT_MODELS.get(provider, ""),
-        "api_key": "",
-    }
+def _widget_key(prefix: str) -> WidgetKey:
+    return lambda name: chat_setting(prefix + name).name
 
 
-def _model_fields(settings: ModelSetup, fields: _Fields) -> ModelSetup:
-    """Base URL, key (this session only) and model of `settings.provider`: the chat's and the
-    sampling model's alike, each under its own labels and widget keys."""
-    provider = settings.provider
-    choice = PRESETS[provider]
-    if provider == LOCAL:
-        st.caption(fields.local_note)
-        return settings
-    base_url = st.text_input(
-        fields.base_url,
-        value=settings.base_url,
-        key=f"{fields.prefix}-url-{provider}",
-        placeholder=choice.base_url,
-    )
-    # The server's key is never put in the settings: it is looked up for its own base URL only.
-    status = key_status(settings.model_copy(update={"base_url": base_url.strip()}), bootstrap.secret)
-    typed_key = st.text_input(
-        fields.key,
-        type="password",
-        key=f"{fields.prefix}-key-{provider}",
-        placeholder=f"from {choice.api_key_env}" if status.server_key else "",
-    )
-    if status.note:
-        st.caption(status.note)
-    settings = settings.model_copy(update={"base_url": base_url.strip(), "api_key": typed_key.strip()})
-    options = _model_options(settings)
-    if choice.local and not settings.base_url:
-        st.caption(f"Type the server's base URL (usually {choice.base_url}) to list its models.")
-    if options:
-        model_id = st.selectbox(
-            fields.model,
-            options,
-            index=options.index(settings.model_id) if settings.model_id in options else None,
-            accept_new_options=True,
-            key=f"{fields.prefix}-model-{provider}",
-            placeholder="Choose or type a model id",
-        )
-    else:  # the server gave no list and the catalogue knows none: the id is typed
-        model_id = st.text_input(
-            f"{fields.model} id", value=settings.model_id, key=f"{fields.prefix}-model-id-{provider}"
-        )
-    return settings.model_copy(update={"model_id": (model_id or "").strip()})
+def _connection(settings: ModelSetup, prefix: str, labels: ModelLabels) -> ModelSetup:
+    """The chat's and the sampling model's base URL, key and model, each under its own widget keys.
+
+    The key is the field's alone (never the last run's): an emptied field sends no typed key."""
+    typed_only = settings.model_copy(update={"api_key": ""})
+    key = _widget_key(prefix)
+    return connection_fields(typed_only, key, labels=labels, models=_model_list, per_provider=True)
 
 
 def _sampling_fields(settings: ModelSetup) -> ModelSetup:
@@ -194,42 +134,33 @@ def _sampling_fields(settings: ModelSetup) -> ModelSetup:
         "Model for MCP servers' sampling",
         names,
         index=names.index(current) if current in names else 0,
-        format_func=lambda name: "The chat's model" if name == chats else PRESETS[name].label,
-        key="set-sampling-provider",
+        format_func=lambda name: "The chat's model" if name == chats else provider_label(name),
+        key=chat_setting("sampling_provider").name,
         help="Answers a server's sampling request once you approve it (on the Tools page, or in the "
         "chat while a tool waits); its cost is counted on the Costs page under that server.",
     )
     if provider == chats:
         return settings.model_copy(update={"sampling": None})
     # A newly chosen provider starts as the chat's does; the chosen one keeps what was typed.
-    start = settings.for_sampling() if current == provider else settings.model_copy(update=_fresh(provider))
-    chosen = _model_fields(start, _SAMPLING_FIELDS)
+    start = settings.for_sampling() if current == provider else fresh(settings, provider)
+    chosen = _connection(start, "sampling_", _SAMPLING_LABELS)
     return settings.model_copy(update={"sampling": SamplingModel.of(chosen)})
 
 
 def draw() -> None:
     """The settings expander; edits apply to the next message."""
     settings = bootstrap.settings()
-    names = PROVIDERS
     with st.expander("Settings", icon=":material/tune:", expanded=False):
-        provider = st.selectbox(
-            "Provider",
-            names,
-            index=names.index(settings.provider) if settings.provider in names else 0,
-            format_func=lambda name: PRESETS[name].label,
-            key="set-provider",
-        )
-        if provider != settings.provider:
-            settings = settings.model_copy(update=_fresh(provider))
-        settings = _model_fields(settings, _CHAT_FIELDS)
+        settings = provider_field(settings, _widget_key(""))
+        settings = _connection(settings, "", _CHAT_LABELS)
         settings = _sampling_fields(settings)
-        settings = sampling_fields(settings, lambda name: "set-" + name.replace("_", "-"))
+        settings = sampling_fields(settings, _widget_key(""))
         mode = st.radio(
             "Tool calls of one reply run",
             ["parallel", "sequential"],
             index=0 if settings.tool_execution == "parallel" else 1,
             horizontal=True,
-            key="set-mode",
+            key=chat_setting("mode").name,
         )
         settings = settings.model_copy(update={"tool_execution": mode})
         SETTINGS.set(settings)

@@ -9,14 +9,11 @@ from typing import Any
 
 import streamlit as st
 
-from ui.chat import agent as chat_agent
 from ui.chat import library as chat_library
 from ui.chat import settings as chat_settings
+from ui.state import DELETING, TEMPORARY_CHAT, TITLE_THREAD
 from yiem.chat import ChatSession, Transcript, TranscriptError, export_json, export_markdown, import_json
 from yiem.store import MATCH_END, MATCH_START, Conversation, StoreError
-
-DELETE_KEY = "yiem_delete"
-TEMPORARY_KEY = "temporary-chat"
 
 
 def _switch(chat: ChatSession, conversation_id: str | None) -> None:
@@ -29,21 +26,21 @@ def _switch(chat: ChatSession, conversation_id: str | None) -> None:
 
 def _toggle_temporary(chat: ChatSession) -> None:
     # Either way the chat starts afresh: a saved one is not turned temporary half-way, nor back.
-    chat.new(temporary=bool(st.session_state[TEMPORARY_KEY]))
+    chat.new(temporary=bool(TEMPORARY_CHAT()))
     st.query_params.pop("c", None)
 
 
 @st.fragment(run_every=1)
 def _await_title() -> None:
     # The model writes the title after the reply is shown; the page is drawn again once it has.
-    thread = st.session_state.get(chat_agent.TITLE_THREAD_KEY)
+    thread = TITLE_THREAD.get()
     if thread is None or not thread.is_alive():
-        st.session_state.pop(chat_agent.TITLE_THREAD_KEY, None)
+        TITLE_THREAD.pop()
         st.rerun(scope="app")
 
 
 def _forget_delete() -> None:
-    st.session_state.pop(DELETE_KEY, None)
+    DELETING.pop()
 
 
 # The dialog is drawn from session state rather than from the button's click, so it survives the
@@ -94,7 +91,7 @@ def _conversation_row(chat: ChatSession, conversation: Conversation) -> None:
             else:
                 st.rerun()
         if st.button("Delete…", key=f"delete-{conversation.id}", icon=":material/delete:"):
-            st.session_state[DELETE_KEY] = conversation.id
+            DELETING.set(conversation.id)
             st.rerun()
 
 
@@ -148,16 +145,16 @@ def draw(chat: ChatSession) -> None:
         if st.button("New chat", icon=":material/add:", key="new-chat", width="stretch"):
             _switch(chat, None)
             st.rerun()
-        st.session_state[TEMPORARY_KEY] = chat.temporary  # opening a conversation ends a temporary chat
+        TEMPORARY_CHAT.set(chat.temporary)  # opening a conversation ends a temporary chat
         st.toggle(
             "Temporary chat",
-            key=TEMPORARY_KEY,
+            key=TEMPORARY_CHAT.name,
             on_change=_toggle_temporary,
             args=(chat,),
             help="A chat that is not saved: it is gone when you leave it or reload the page. "
             "What it costs still counts on the Costs page.",
         )
-        if st.session_state.get(chat_agent.TITLE_THREAD_KEY) is not None:
+        if TITLE_THREAD.get() is not None:
             _await_title()
         search = st.text_input(
             "Search titles and messages",
@@ -186,7 +183,7 @@ def draw(chat: ChatSession) -> None:
             ":material/visibility_off: Temporary chat: nothing of it is saved, and it is gone once you "
             "leave or reload. Its costs still count on the Costs page."
         )
-    pending = st.session_state.get(DELETE_KEY)
+    pending = DELETING.get()
     if pending:
         try:
             _confirm_delete(chat, chat.store.get(pending))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.state import NOTICE, UNSENT
+from ui.state import NOTICE, UNSENT, widget
 from yiem.chat import ChatSession, typed_text
 from yiem.store import ConversationNotFoundError, StoreError
 from yiem.types import ImageContent, UserMessage
@@ -31,7 +31,7 @@ def restore_input(input_key: str) -> None:
     """Put a kept prompt's text into the chat input `input_key` (call before drawing the input)."""
     unsent = UNSENT.pop()
     if unsent is not None:
-        st.session_state[input_key] = unsent
+        widget(input_key).set(unsent)
 
 
 def reply_not_saved(chat: ChatSession, prompt: UserMessage, error: StoreError) -> None:

@@ -7,14 +7,12 @@ from typing import Any
 import streamlit as st
 
 from ui.app_view import ViewHost, draw_app_view
-from ui.state import STORE, TOOL_REGISTRY, UNSENT
+from ui.state import CHAT_VIEWS, STORE, TOOL_REGISTRY, UNSENT, view_key, view_notice
 from yiem.mcp import CallToolResult, McpClient, McpError, McpTool
 from yiem.mcp.apps import McpAppError, ViewCache
 from yiem.store import ConversationStore, StoreError, ViewCopies
 from yiem.tool_registry import ToolRegistry
 from yiem.types import AgentToolCall, ToolResultMessage
-
-VIEWS = "chat-views"
 
 
 def stored_view(result: ToolResultMessage | None) -> tuple[str, str, str, dict[str, Any]] | None:
@@ -59,7 +57,7 @@ def draw_chat_view(call: AgentToolCall, result: ToolResultMessage | None, key: s
     if client is None or tool is None:
         _draw_copy(copies, server, name, uri, call, wire, key)
         return
-    cache: ViewCache = st.session_state.setdefault(VIEWS, ViewCache())
+    cache: ViewCache = CHAT_VIEWS.setdefault(lambda: ViewCache())
     fresh = cache.get(server, uri) is None
     try:
         view = cache.load(client, server, uri)
@@ -71,7 +69,7 @@ def draw_chat_view(call: AgentToolCall, result: ToolResultMessage | None, key: s
             copies.keep(server, view)
         except StoreError as error:
             st.caption(f"{error} The view is drawn, but could not be kept for when {server} is gone.")
-    if notice := st.session_state.pop(f"{key}:view:notice", None):
+    if notice := view_notice(view_key(key)).pop():
         st.success(notice)
 
     def call_tool(tool_name: str, arguments: dict[str, Any]) -> CallToolResult:
@@ -86,7 +84,7 @@ def draw_chat_view(call: AgentToolCall, result: ToolResultMessage | None, key: s
     )
     draw_app_view(
         view,
-        key=f"{key}:view",
+        key=view_key(key),
         host=host,
         tool=tool,
         arguments=call.arguments,
@@ -121,7 +119,7 @@ def _draw_copy(
     )
     draw_app_view(
         view,
-        key=f"{key}:view",
+        key=view_key(key),
         host=host,
         tool=McpTool(name=name),
         arguments=call.arguments,

@@ -6,15 +6,11 @@ import streamlit as st
 
 from ui.chat.timeline import draw_timeline
 from ui.messages import continue_in_chat, draw_blocks, draw_tool_call
+from ui.state import COMPARE_BLIND, COMPARE_RUN
 from yiem.amounts import reply_words, stream_words
 from yiem.chat import reply_ranges, safe_markdown, tool_results_by_call
 from yiem.compare import ColumnFigures, ColumnState, Comparison
 from yiem.types import AssistantMessage, AssistantMessageToolCall
-
-RUN = "compare_run"
-"""Session key: the Comparison on the page (its columns keep their conversations for follow-ups)."""
-BLIND = "compare_blind"
-"""Session key: while a blind vote is open, the column headings are hidden."""
 
 
 def figures_caption(figures: ColumnFigures) -> str:
@@ -88,11 +84,11 @@ def draw_columns(comparison: Comparison, blind: bool) -> None:
 @st.fragment(run_every=0.4)
 def draw_live() -> None:
     """While the columns answer: redraw them and offer Stop; once all end, redraw the page once."""
-    comparison: Comparison | None = st.session_state.get(RUN)
+    comparison: Comparison | None = COMPARE_RUN.get()
     if comparison is None:
         return
     if not comparison.running:
         st.rerun(scope="app")  # the page then draws the finished columns without this timer
     if st.button("Stop", key="cmp_stop", icon=":material/stop_circle:", type="primary"):
         comparison.stop()
-    draw_columns(comparison, bool(st.session_state.get(BLIND)))
+    draw_columns(comparison, bool(COMPARE_BLIND.get()))

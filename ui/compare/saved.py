@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.compare.columns import BLIND, RUN
 from ui.compare.setup import preset_columns
-from ui.compare.votes import VOTED
-from ui.state import TOOL_REGISTRY
+from ui.state import COMPARE_BLIND, COMPARE_RUN, COMPARE_VOTED, TOOL_REGISTRY
 from yiem.compare import Comparison, ComparisonNotFoundError, ComparisonStore
 from yiem.store import StoreError
 
@@ -16,14 +14,14 @@ URL_KEY = "cmp"
 
 
 def _new() -> None:
-    st.session_state.pop(RUN, None)
-    st.session_state.pop(BLIND, None)
+    COMPARE_RUN.pop()
+    COMPARE_BLIND.pop()
     st.query_params.pop(URL_KEY, None)
 
 
 def follow_url(store: ComparisonStore) -> Comparison | None:
     """The comparison to show: the one `?cmp=` names (reopened from the store), else the session's."""
-    comparison: Comparison | None = st.session_state.get(RUN)
+    comparison: Comparison | None = COMPARE_RUN.get()
     wanted = st.query_params.get(URL_KEY)
     if not wanted or (comparison is not None and (comparison.record_id == wanted or comparison.running)):
         if comparison is not None and comparison.record_id and not wanted:
@@ -36,9 +34,9 @@ def follow_url(store: ComparisonStore) -> Comparison | None:
         st.error(str(error))
         st.query_params.pop(URL_KEY, None)
         return comparison
-    st.session_state[RUN] = comparison
-    st.session_state.pop(BLIND, None)
-    st.session_state.pop(VOTED, None)
+    COMPARE_RUN.set(comparison)
+    COMPARE_BLIND.pop()
+    COMPARE_VOTED.pop()
     preset_columns([column.spec for column in comparison.columns])
     return comparison
 

@@ -9,30 +9,28 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.model_form import FIELDS, setup_form
-from ui.state import TOOL_REGISTRY
+from ui.state import BLIND_TOGGLE, COMPARE_COUNT, COMPARE_SPECS, TOOL_REGISTRY, compare_widget
 from yiem.chat import Preset
 from yiem.compare import MAX_COLUMNS, MIN_COLUMNS
 from yiem.experiments import Variant
 from yiem.model_setup import ModelSetup
 from yiem.store import StoreError
 
-SPECS = "compare_specs"
-"""Session key: a list of ModelSetup a test (or a saved comparison) starts the page with."""
-
-
 _WIDGETS = FIELDS
 
 
 def _widget_key(index: int) -> Callable[[str], str]:
-    return lambda name: f"cmp_{name}_{index}"
+    return lambda name: compare_widget(name, index).name
 
 
 def preset_columns(specs: list[ModelSetup]) -> None:
     """Start the settings boxes from these columns (a reopened comparison), forgetting what was typed."""
-    st.session_state[SPECS] = specs
-    for key in [key for key in st.session_state if isinstance(key, str) and key.startswith("cmp_")]:
-        if key == "cmp_count" or key == "cmp_blind" or key.rsplit("_", 1)[0][4:] in _WIDGETS:
-            del st.session_state[key]
+    COMPARE_SPECS.set(specs)
+    COMPARE_COUNT.clear()
+    BLIND_TOGGLE.clear()
+    for index in range(MAX_COLUMNS):
+        for name in _WIDGETS:
+            compare_widget(name, index).clear()
 
 
 def _variant_label(experiment: str, variant: Variant) -> str:
@@ -41,20 +39,20 @@ def _variant_label(experiment: str, variant: Variant) -> str:
 
 def _fill_from_variant(index: int, variants: dict[str, Variant]) -> None:
     """The pick's callback: column `index` takes the variant's settings, the other columns keep theirs."""
-    picked = st.session_state.get(f"cmp_variant_{index}")
-    st.session_state[f"cmp_variant_{index}"] = None  # shown empty again, ready for another pick
+    picked = compare_widget("variant", index).get()
+    compare_widget("variant", index).set(None)  # shown empty again, ready for another pick
     if picked not in variants:
         return
-    count = int(st.session_state.get("cmp_count", MIN_COLUMNS))
+    count = int(COMPARE_COUNT.get(MIN_COLUMNS))
     specs = [_defaults(i) for i in range(max(count, index + 1))]
     specs[index] = variants[picked].as_stored()
-    st.session_state[SPECS] = specs
+    COMPARE_SPECS.set(specs)
     for widget in _WIDGETS:
-        st.session_state.pop(f"cmp_{widget}_{index}", None)
+        compare_widget(widget, index).pop()
 
 
 def _defaults(index: int) -> ModelSetup:
-    preset: list[ModelSetup] | None = st.session_state.get(SPECS)
+    preset: list[ModelSetup] | None = COMPARE_SPECS.get()
     if preset is not None and index < len(preset):
         return preset[index]
     chat = bootstrap.settings()
@@ -64,19 +62,19 @@ def _defaults(index: int) -> ModelSetup:
 def _fill_from_preset(index: int, presets: dict[str, Preset]) -> None:
     # The column starts again from the preset, as a reopened comparison's columns do; the others
     # keep what was typed in them.
-    key = f"cmp_preset_{index}"
-    chosen = presets.get(st.session_state.get(key) or "")
+    key = compare_widget("preset", index)
+    chosen = presets.get(key.get() or "")
     if chosen is None:
         return
-    specs: list[ModelSetup] = list(st.session_state.get(SPECS) or [])
+    specs: list[ModelSetup] = list(COMPARE_SPECS.get() or [])
     while len(specs) <= index:
         specs.append(_defaults(len(specs)))
     specs[index] = chosen.setup
-    st.session_state[SPECS] = specs
+    COMPARE_SPECS.set(specs)
     for name in _WIDGETS:
         if name != "key":  # a key typed for the column stays with it
-            st.session_state.pop(f"cmp_{name}_{index}", None)
-    st.session_state[key] = None  # ready to fill it again
+            compare_widget(name, index).pop()
+    key.set(None)  # ready to fill it again
 
 
 def _saved_presets() -> dict[str, Preset]:
@@ -93,10 +91,12 @@ def draw_column_settings(saved: list[tuple[str, Variant]]) -> list[ModelSetup]:
     `saved`: the Experiments page's saved variants, `(experiment name, variant)`, any of which fills a column.
     """
     variants = {_variant_label(experiment, variant): variant for experiment, variant in saved}
-    preset: list[ModelSetup] | None = st.session_state.get(SPECS)
+    preset: list[ModelSetup] | None = COMPARE_SPECS.get()
     start = len(preset) if preset else MIN_COLUMNS
     count = int(
-        st.number_input("Columns", min_value=MIN_COLUMNS, max_value=MAX_COLUMNS, value=start, key="cmp_count")
+        st.number_input(
+            "Columns", min_value=MIN_COLUMNS, max_value=MAX_COLUMNS, value=start, key=COMPARE_COUNT.name
+        )
     )
     offered = sorted(TOOL_REGISTRY().tools)
     presets = _saved_presets()
@@ -111,7 +111,7 @@ def draw_column_settings(saved: list[tuple[str, Variant]]) -> list[ModelSetup]:
                     list(presets),
                     index=None,
                     placeholder="Choose a saved setup",
-                    key=f"cmp_preset_{index}",
+                    key=compare_widget("preset", index).name,
                     on_change=_fill_from_preset,
                     args=(index, presets),
                 )
@@ -120,7 +120,7 @@ def draw_column_settings(saved: list[tuple[str, Variant]]) -> list[ModelSetup]:
                 list(variants),
                 index=None,
                 placeholder="Choose a variant" if variants else "None saved on the Experiments page yet",
-                key=f"cmp_variant_{index}",
+                key=compare_widget("variant", index).name,
                 on_change=_fill_from_variant,
                 args=(index, variants),
                 disabled=not variants,

@@ -6,12 +6,10 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import bootstrap
-from ui.compare.setup import SPECS
+from ui.state import COMPARE_COUNT, COMPARE_PICKED, COMPARE_SPECS
 from yiem.compare import FIRST_RUN, SUGGESTED_PROMPTS, ComparisonStore, example_columns
 from yiem.model_setup import ModelSetup
 from yiem.store import StoreError
-
-PICKED = "cmp_suggested_prompt"  # the suggestion clicked, sent on the run it causes
 
 
 def first_run(store: ComparisonStore) -> bool:
@@ -24,20 +22,20 @@ def first_run(store: ComparisonStore) -> bool:
 
 def preset_example(first: bool) -> None:
     """On a first run, the columns start as the example's (once a session: what is typed then stays)."""
-    if first and SPECS not in st.session_state and "cmp_count" not in st.session_state:
+    if first and not COMPARE_SPECS.present() and not COMPARE_COUNT.present():
         chat = bootstrap.settings()
         mine = ModelSetup(provider=chat.provider, base_url=chat.base_url, model_id=chat.model_id)
-        st.session_state[SPECS] = example_columns(mine)
+        COMPARE_SPECS.set(example_columns(mine))
 
 
 def suggested_prompt() -> str:
     """The suggestion clicked just now, if any ("" when none)."""
-    picked: str = st.session_state.pop(PICKED, "")
+    picked: str = COMPARE_PICKED.pop("")
     return picked
 
 
 def _pick(text: str) -> None:
-    st.session_state[PICKED] = text
+    COMPARE_PICKED.set(text)
 
 
 def draw_suggestions() -> None:

@@ -7,10 +7,8 @@ from datetime import UTC, datetime, timedelta
 import plotly.graph_objects as go
 import streamlit as st
 
+from ui.state import COMPARE_VOTED
 from yiem.compare import Comparison, Verdict, Vote, VoteStore, leaderboard
-
-VOTED = "compare_voted"
-"""Session key: the verdict given on the current blind pair, once given."""
 
 _BUTTONS: list[tuple[Verdict, str]] = [
     ("left", "A is better"),
@@ -26,7 +24,7 @@ def draw_vote(comparison: Comparison, store: VoteStore, prompt: str, tag: str, v
 
     `voter`: who votes, as the page names the signed-in person (the store also keeps their id)."""
     left, right = comparison.columns[0], comparison.columns[1]
-    voted: str | None = st.session_state.get(VOTED)
+    voted: str | None = COMPARE_VOTED.get()
     if voted is None:
         if any(column.status != "done" for column in (left, right)):
             st.caption("Both columns must finish before you vote.")
@@ -44,7 +42,7 @@ def draw_vote(comparison: Comparison, store: VoteStore, prompt: str, tag: str, v
                         tag=tag,
                     )
                 )
-                st.session_state[VOTED] = verdict
+                COMPARE_VOTED.set(verdict)
                 st.rerun()
         return
     st.success(f"Vote recorded. A was {left.spec.label}; B was {right.spec.label}.")

@@ -12,6 +12,7 @@ import streamlit as st
 from sqlalchemy import Engine
 
 from ui.bootstrap import store_engine
+from ui.state import CONVERSATION_PICK, EXPERIMENT_PICK, SOURCE_PICK, Key
 from yiem import costs
 
 ZONES = ["UTC", "Europe/London", "Europe/Paris", "America/New_York", "America/Los_Angeles", "Asia/Tokyo"]
@@ -61,17 +62,17 @@ def _choose_source(slot: Any, names: list[str], current: str | None) -> str | No
         index=options.index(current),
         format_func=lambda name: _SOURCE_LABELS.get(name, str(name)),
         help="The usage made on one page other than Chat, e.g. the Compare page's columns",
-        key="source_pick",
+        key=SOURCE_PICK.name,
         on_change=_remember,
-        args=("source_pick", "source"),
+        args=(SOURCE_PICK, "source"),
     )
     return current
 
 
-def _remember(pick: str, param: str) -> None:
+def _remember(pick: Key[str | None], param: str) -> None:
     """Keep the picked experiment (`?experiment=ID`) or page (`?source=compare`) in the URL before the
     page reruns."""
-    picked = st.session_state[pick]
+    picked = pick()
     if picked is None:
         st.query_params.pop(param, None)
     else:
@@ -90,9 +91,9 @@ def _choose_experiment(slot: Any, names: dict[str, str], current: str | None) ->
         index=options.index(current),
         format_func=lambda eid: "All usage" if eid is None else names.get(eid, eid),
         help="The usage of one experiment's runs: its items' replies and its rubric judges",
-        key="experiment_pick",
+        key=EXPERIMENT_PICK.name,
         on_change=_remember,
-        args=("experiment_pick", "experiment"),
+        args=(EXPERIMENT_PICK, "experiment"),
     )
     return current
 
@@ -170,7 +171,7 @@ def _custom_dates(slot: Any, tz: str, now_ms: int) -> tuple[date, date]:
 
 def _remember_conversation() -> None:
     """Keep the picked conversation in the URL (`?conversation=ID`) before the page reruns."""
-    picked = st.session_state["conversation_pick"]
+    picked = CONVERSATION_PICK()
     if picked is None:
         st.query_params.pop("conversation", None)
     else:
@@ -193,6 +194,6 @@ def choose_conversation(engine: Engine, view: CostsView, top: list[costs.Breakdo
             index=options.index(current),
             format_func=lambda cid: "All conversations" if cid is None else titles.get(cid, cid),
             help="The 50 most expensive conversations in the period",
-            key="conversation_pick",
+            key=CONVERSATION_PICK.name,
             on_change=_remember_conversation,
         )

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from ui.experiments.item_images import draw_item_images
-from ui.experiments.state import EDITOR_VERSION, WIDGET_PREFIX
+from ui.state import EDITOR_VERSION, EXPERIMENT_WIDGET_PREFIX, dataset_base, experiment_widget
 from yiem.experiments import Dataset, DatasetError, DatasetItem, ExperimentDraft
 from yiem.store import Conversation, ConversationStore, StoreError
 
@@ -57,30 +57,30 @@ def _items(frame: pd.DataFrame, before: Dataset) -> list[DatasetItem]:
 
 def _replace(draft: ExperimentDraft, dataset: Dataset) -> None:
     draft.dataset = dataset
-    st.session_state[EDITOR_VERSION] = st.session_state.get(EDITOR_VERSION, 0) + 1
+    EDITOR_VERSION.set(EDITOR_VERSION.get(0) + 1)
 
 
 def draw_dataset(draft: ExperimentDraft, chats: ConversationStore) -> None:
     """Edit the items in place; the table's base is kept until the dataset is replaced."""
-    version = st.session_state.get(EDITOR_VERSION, 0)
-    base_key = f"{WIDGET_PREFIX}dataset_base_{version}"
-    if base_key not in st.session_state:
-        st.session_state[base_key] = _frame(draft.dataset)
-    base: pd.DataFrame = st.session_state[base_key]
+    version = EDITOR_VERSION.get(0)
+    base_key = dataset_base(version)
+    if not base_key.present():
+        base_key.set(_frame(draft.dataset))
+    base: pd.DataFrame = base_key()
     new_var = st.text_input(
         "Add a column for a template var",
-        key=f"{WIDGET_PREFIX}new_var_{version}",
+        key=f"{EXPERIMENT_WIDGET_PREFIX}new_var_{version}",
         placeholder="e.g. language (then use {language} in a system prompt)",
     )
     if new_var and new_var not in base.columns and new_var.isidentifier():
         base = base.assign(**{new_var: ""})
-        st.session_state[base_key] = base
+        base_key.set(base)
     edited = st.data_editor(
         base,
         num_rows="dynamic",
         hide_index=True,
         width="stretch",
-        key=f"{WIDGET_PREFIX}dataset_editor_{version}",
+        key=f"{EXPERIMENT_WIDGET_PREFIX}dataset_editor_{version}",
         column_config={
             "id": st.column_config.TextColumn("id", help="Left empty, one is made up"),
             "input": st.column_config.TextColumn("input", help="What the user says", width="large"),
@@ -109,12 +109,14 @@ def draw_dataset(draft: ExperimentDraft, chats: ConversationStore) -> None:
             mime="application/jsonl",
             icon=":material/download:",
             disabled=not draft.dataset.items,
-            key=f"{WIDGET_PREFIX}export_jsonl",
+            key=f"{EXPERIMENT_WIDGET_PREFIX}export_jsonl",
         )
 
 
 def _upload(draft: ExperimentDraft) -> None:
-    uploaded = st.file_uploader("Upload CSV or JSONL", type=["csv", "jsonl"], key=f"{WIDGET_PREFIX}upload")
+    uploaded = st.file_uploader(
+        "Upload CSV or JSONL", type=["csv", "jsonl"], key=f"{EXPERIMENT_WIDGET_PREFIX}upload"
+    )
     if uploaded is None:
         return
     text = uploaded.getvalue().decode("utf-8-sig", errors="replace")
@@ -124,7 +126,7 @@ def _upload(draft: ExperimentDraft) -> None:
     except DatasetError as error:
         st.error(str(error))
         return
-    input_column = st.selectbox("Input column", columns, key=f"{WIDGET_PREFIX}map_input")
+    input_column = st.selectbox("Input column", columns, key=f"{EXPERIMENT_WIDGET_PREFIX}map_input")
     rest = [c for c in columns if c != input_column]
     expected = _optional_column("Expected column", rest, "expected")
     others = [c for c in rest if c != expected]
@@ -138,7 +140,7 @@ def _upload(draft: ExperimentDraft) -> None:
     var_columns = st.multiselect(
         "Columns as template vars",
         [c for c in others if c not in (images, "tags", "id")],
-        key=f"{WIDGET_PREFIX}map_vars",
+        key=f"{EXPERIMENT_WIDGET_PREFIX}map_vars",
     )
     mapping: dict[str, Any] = {
         "input": input_column,
@@ -152,9 +154,9 @@ def _upload(draft: ExperimentDraft) -> None:
         "Items",
         ["Add to the dataset", "Replace the dataset"],
         horizontal=True,
-        key=f"{WIDGET_PREFIX}map_mode",
+        key=f"{EXPERIMENT_WIDGET_PREFIX}map_mode",
     )
-    if st.button("Import", key=f"{WIDGET_PREFIX}import", icon=":material/upload:"):
+    if st.button("Import", key=f"{EXPERIMENT_WIDGET_PREFIX}import", icon=":material/upload:"):
         try:
             loaded = Dataset.from_csv(text, **mapping) if is_csv else Dataset.from_jsonl(text, **mapping)
         except DatasetError as error:
@@ -171,7 +173,7 @@ def _optional_column(label: str, columns: list[str], name: str, help: str | None
         label,
         ["(none)", *columns],
         index=1 + columns.index(name) if name in columns else 0,
-        key=f"{WIDGET_PREFIX}map_{name}",
+        key=f"{EXPERIMENT_WIDGET_PREFIX}map_{name}",
         help=help,
     )
     return None if picked == "(none)" else picked
@@ -188,13 +190,13 @@ def _from_conversations(draft: ExperimentDraft, chats: ConversationStore) -> Non
             "Conversations",
             list(saved),
             format_func=lambda key: _chat_label(saved[key]),
-            key=f"{WIDGET_PREFIX}chats",
+            key=f"{EXPERIMENT_WIDGET_PREFIX}chats",
             placeholder="Pick saved conversations" if saved else "No saved conversations yet",
             help="Each of your messages becomes an input, the reply that followed its expected answer",
         )
         if st.button(
             "Add from conversations",
-            key=f"{WIDGET_PREFIX}add_chats",
+            key=f"{EXPERIMENT_WIDGET_PREFIX}add_chats",
             icon=":material/add:",
             disabled=not picked,
         ):
@@ -205,9 +207,9 @@ def _from_conversations(draft: ExperimentDraft, chats: ConversationStore) -> Non
                 return
             before = len(draft.dataset.items)
             _replace(draft, draft.add_from_conversations(loaded, chats.owner))
-            st.session_state[f"{WIDGET_PREFIX}chats_added"] = len(draft.dataset.items) - before
+            experiment_widget("chats_added").set(len(draft.dataset.items) - before)
             st.rerun()
-        added_count = st.session_state.pop(f"{WIDGET_PREFIX}chats_added", None)
+        added_count = experiment_widget("chats_added").pop()
         if added_count is not None:
             st.success(f"Added {added_count} items (turns already in the dataset are not added twice).")
 

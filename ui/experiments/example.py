@@ -3,11 +3,10 @@ tab sentences; and, for any experiment, Delete and the run's cost line."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import streamlit as st
 
-from ui.experiments.state import DRAFT, WIDGET_PREFIX, open_experiment, save
+from ui.experiments.state import save, show_draft
+from ui.state import EXAMPLE_ERROR
 from yiem.amounts import dollars
 from yiem.amounts import tokens as token_words
 from yiem.experiments import (
@@ -30,18 +29,12 @@ FIRST_RUN = (
 
 
 def _start_example() -> None:
-    state: Any = st.session_state
-    open_experiment(None)  # forget the widgets of whatever was open
-    example = state[DRAFT] = example_experiment()
-    # The fixed-key widgets are set, not only forgotten: the browser would send back what it showed.
-    state[f"{WIDGET_PREFIX}name"] = example.name
-    state[f"{WIDGET_PREFIX}repeats"] = example.repeats
-    state[f"{WIDGET_PREFIX}concurrency"] = example.concurrency
-    state[f"{WIDGET_PREFIX}budget"] = example.budget_usd or 0.0
+    example = example_experiment()
+    show_draft(example)
     try:
-        st.query_params["e"] = save(state[DRAFT])
+        st.query_params["e"] = save(example)
     except StoreError as error:
-        state["exp_example_error"] = f"The example could not be saved: {error}"
+        EXAMPLE_ERROR.set(f"The example could not be saved: {error}")
 
 
 def draw_first_run() -> None:
@@ -54,7 +47,7 @@ def draw_first_run() -> None:
         type="primary",
         on_click=_start_example,
     )
-    if problem := st.session_state.pop("exp_example_error", None):
+    if problem := EXAMPLE_ERROR.pop():
         st.error(problem)
 
 

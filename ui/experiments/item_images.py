@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.experiments.state import EDITOR_VERSION, WIDGET_PREFIX
 from ui.messages import IMAGE_TYPES, draw_blocks, uploaded_image
+from ui.state import EDITOR_VERSION, EXPERIMENT_WIDGET_PREFIX, experiment_widget
 from yiem.experiments import DatasetError, DatasetItem, ExperimentDraft
 from yiem.model_setup import ImageDataError, check_image
 from yiem.types import ImageContent
 
-ITEM = f"{WIDGET_PREFIX}image_item"
-ATTACHED = f"{WIDGET_PREFIX}images_attached"
+ITEM = experiment_widget("image_item").name
 
 
 def _label(item: DatasetItem) -> str:
@@ -32,17 +31,20 @@ def draw_item_images(draft: ExperimentDraft) -> None:
         if item.images:
             draw_blocks(list(item.images))
         # The uploader's key changes after each attach, so it comes back empty.
-        version = st.session_state.get(EDITOR_VERSION, 0)
+        version = EDITOR_VERSION.get(0)
         files = st.file_uploader(
             "Image files",
             type=IMAGE_TYPES,
             accept_multiple_files=True,
-            key=f"{WIDGET_PREFIX}image_files_{version}",
+            key=f"{EXPERIMENT_WIDGET_PREFIX}image_files_{version}",
             help="Sent to the model after the item's input text; the variant's model must take images",
         )
         attach, remove = st.columns(2)
         if attach.button(
-            "Attach", key=f"{WIDGET_PREFIX}attach_images", icon=":material/attach_file:", disabled=not files
+            "Attach",
+            key=f"{EXPERIMENT_WIDGET_PREFIX}attach_images",
+            icon=":material/attach_file:",
+            disabled=not files,
         ):
             new = [uploaded_image(file) for file in files or []]
             for file, image in zip(files or [], new, strict=True):
@@ -52,16 +54,16 @@ def draw_item_images(draft: ExperimentDraft) -> None:
                     st.error(f"{file.name} was not attached: {error}.")
                     return
             if _set_images(draft, item, [*item.images, *new]):
-                st.session_state[ATTACHED] = len(new)
+                experiment_widget("images_attached").set(len(new))
                 st.rerun()
         if remove.button(
             "Remove its images",
-            key=f"{WIDGET_PREFIX}remove_images",
+            key=f"{EXPERIMENT_WIDGET_PREFIX}remove_images",
             icon=":material/delete:",
             disabled=not item.images,
         ) and _set_images(draft, item, []):
             st.rerun()
-        attached = st.session_state.pop(ATTACHED, None)
+        attached = experiment_widget("images_attached").pop()
         if attached is not None:
             st.success(f"Attached {attached} image{'s' if attached != 1 else ''} to {item.id}.")
 
@@ -73,5 +75,5 @@ def _set_images(draft: ExperimentDraft, item: DatasetItem, images: list[ImageCon
         st.error(str(error))
         return False
     # The table is drawn again from the draft, so its images column counts the new ones.
-    st.session_state[EDITOR_VERSION] = st.session_state.get(EDITOR_VERSION, 0) + 1
+    EDITOR_VERSION.set(EDITOR_VERSION.get(0) + 1)
     return True

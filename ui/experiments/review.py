@@ -11,6 +11,7 @@ import streamlit as st
 
 from ui.bootstrap import owner, store_engine
 from ui.experiments.state import draft, save
+from ui.state import REVIEW_ERROR, review_field
 from yiem.experiments import (
     HUMAN_SCORER,
     Agreement,
@@ -30,8 +31,6 @@ from yiem.experiments import (
 )
 from yiem.identity import Owner
 from yiem.store import StoreError, database_url
-
-REVIEW_ERROR = "review_error"
 
 
 def review_store() -> ReviewStore:
@@ -84,11 +83,11 @@ def draw_cell_review(run_id: str, outcome: ItemOutcome) -> None:
 
 
 def _review_form(run_id: str, outcome: ItemOutcome, where: str, prefix: str, *, shortcuts: bool) -> None:
-    st.feedback("stars", key=f"review_rating_{where}")
-    st.text_area("Comment (optional)", key=f"review_comment_{where}")
-    st.text_area("What it should have said (optional)", key=f"review_expected_{where}")
-    st.checkbox("Keep this as the item's expected answer", key=f"review_keep_{where}")
-    error = st.session_state.pop(REVIEW_ERROR, None)
+    st.feedback("stars", key=review_field("rating", where).name)
+    st.text_area("Comment (optional)", key=review_field("comment", where).name)
+    st.text_area("What it should have said (optional)", key=review_field("expected", where).name)
+    st.checkbox("Keep this as the item's expected answer", key=review_field("keep", where).name)
+    error = REVIEW_ERROR.pop()
     if error:
         st.error(error)
     good, bad = st.columns(2)
@@ -105,20 +104,19 @@ def _review_form(run_id: str, outcome: ItemOutcome, where: str, prefix: str, *, 
 
 
 def _keep(run_id: str, key: OutcomeKey, verdict: bool, where: str) -> None:
-    state: Any = st.session_state
-    rating = state.get(f"review_rating_{where}")
+    rating = review_field("rating", where).get()
     try:
         review_store().save(
             run_id,
             key,
             passed=verdict,
             rating=None if rating is None else rating + 1,  # st.feedback's stars are 0-4
-            comment=state.get(f"review_comment_{where}") or "",
-            expected=state.get(f"review_expected_{where}") or "",
-            use_expected=bool(state.get(f"review_keep_{where}")),
+            comment=review_field("comment", where).get() or "",
+            expected=review_field("expected", where).get() or "",
+            use_expected=bool(review_field("keep", where).get()),
         )
     except (ReviewError, StoreError) as error:
-        state[REVIEW_ERROR] = f"Your review was not kept: {error}"
+        REVIEW_ERROR.set(f"Your review was not kept: {error}")
 
 
 def draw_assignment(result: ExperimentResult) -> None:

@@ -6,8 +6,16 @@ from typing import Any
 
 import streamlit as st
 
-from ui.experiments.state import RUN, WIDGET_PREFIX, experiment_store, live_run, save, with_session_keys
-from ui.state import TOOL_REGISTRY
+from ui.experiments.state import (
+    BUDGET_FIELD,
+    CONCURRENCY_FIELD,
+    REPEATS_FIELD,
+    experiment_store,
+    live_run,
+    save,
+    with_session_keys,
+)
+from ui.state import EXPERIMENT_RUN, RUN_ERROR, TOOL_REGISTRY
 from yiem.amounts import dollars
 from yiem.experiments import BackgroundRun, ExperimentDraft, ExperimentError, Progress, RunRecord, check_spec
 from yiem.store import StoreError
@@ -23,11 +31,11 @@ def _tools() -> dict[str, Any]:
 def draw_run_settings(draft: ExperimentDraft) -> None:
     a, b, c = st.columns(3)
     draft.repeats = int(
-        a.number_input("Repeats per item", 1, 20, value=draft.repeats, key=f"{WIDGET_PREFIX}repeats")
+        a.number_input("Repeats per item", 1, 20, value=draft.repeats, key=REPEATS_FIELD.name)
     )
     draft.concurrency = int(
         b.number_input(
-            "Items at once per provider", 1, 64, value=draft.concurrency, key=f"{WIDGET_PREFIX}concurrency"
+            "Items at once per provider", 1, 64, value=draft.concurrency, key=CONCURRENCY_FIELD.name
         )
     )
     budget = c.number_input(
@@ -35,7 +43,7 @@ def draw_run_settings(draft: ExperimentDraft) -> None:
         0.0,
         value=draft.budget_usd or 0.0,
         step=0.5,
-        key=f"{WIDGET_PREFIX}budget",
+        key=BUDGET_FIELD.name,
         help="0: no budget. Items of a model without a price count nothing.",
     )
     draft.budget_usd = budget or None
@@ -53,7 +61,7 @@ def start_run(draft: ExperimentDraft) -> None:
         experiment_id = save(draft)
         # The run goes with the keys typed this session; the store keeps it without them.
         keyed = spec.model_copy(update={"variants": with_session_keys(spec.variants)})
-        st.session_state[RUN] = BackgroundRun.start(experiment_store(), keyed, experiment_id, _tools())
+        EXPERIMENT_RUN.set(BackgroundRun.start(experiment_store(), keyed, experiment_id, _tools()))
     except StoreError as error:  # no longer shared for editing since the page was drawn
         st.error(f"The run was not started: {error}")
 
@@ -63,7 +71,7 @@ def resume_run(record: RunRecord) -> None:
     store = experiment_store()
     spec = store.load_spec(record.id)
     keyed = spec.model_copy(update={"variants": with_session_keys(spec.variants)})
-    st.session_state[RUN] = BackgroundRun.resume(store, keyed, _tools())
+    EXPERIMENT_RUN.set(BackgroundRun.resume(store, keyed, _tools()))
 
 
 def _eta(seconds: float | None) -> str:
@@ -96,9 +104,9 @@ def draw_progress() -> None:
     if run is None:
         return
     if not run.running:
-        del st.session_state[RUN]
+        EXPERIMENT_RUN.pop()
         if run.error:
-            st.session_state["exp_run_error"] = run.error
+            RUN_ERROR.set(run.error)
         st.rerun(scope="app")
     progress = run.progress
     if progress is None:

@@ -10,8 +10,8 @@ from typing import Any
 import streamlit as st
 
 from ui import bootstrap
-from ui.experiments.state import WIDGET_PREFIX
 from ui.model_form import model_fields, setup_form
+from ui.state import EXPERIMENT_WIDGET_PREFIX, Key, experiment_widget, init_widget, widget
 from yiem.chat import Preset
 from yiem.experiments import ExperimentDraft, ScorerError, Variant, scorers
 from yiem.experiments.scorers import AnyScorer
@@ -34,8 +34,8 @@ SCORER_KINDS = {
 
 def _uids(name: str, count: int) -> list[str]:
     """Stable widget ids for the entries of a list, kept in step with its length."""
-    key = f"{WIDGET_PREFIX}{name}_uids"
-    uids: list[str] = st.session_state.setdefault(key, [])
+    key = experiment_widget(f"{name}_uids")
+    uids: list[str] = key.setdefault(list)
     while len(uids) < count:
         uids.append(uuid.uuid4().hex[:8])
     del uids[count:]
@@ -55,21 +55,15 @@ def _widget_key(prefix: str) -> Callable[[str], str]:
     return lambda name: prefix + name
 
 
-def _init(key: str, value: Any) -> str:
-    if key not in st.session_state:
-        st.session_state[key] = value
-    return key
-
-
 def draw_variants(draft: ExperimentDraft, tool_names: list[str]) -> None:
     """One expander per variant; the draft's variants are rebuilt from the widgets each run."""
     uids = _uids("variant", len(draft.variants))
     rebuilt: list[Variant] = []
     remove: int | None = None
     for index, (uid, variant) in enumerate(zip(uids, draft.variants, strict=True)):
-        k = f"{WIDGET_PREFIX}v_{uid}_"
+        k = f"{EXPERIMENT_WIDGET_PREFIX}v_{uid}_"
         with st.expander(f"Variant {index + 1}: {variant.name}", expanded=len(draft.variants) <= 2):
-            name = st.text_input("Name", key=_init(k + "name", variant.name))
+            name = st.text_input("Name", key=init_widget(k + "name", variant.name))
             setup = setup_form(
                 variant,
                 _widget_key(k),
@@ -78,9 +72,9 @@ def draw_variants(draft: ExperimentDraft, tool_names: list[str]) -> None:
                 prompt_label="System prompt (use {var} for an item's vars)",
             )
             a, b = st.columns(2)
-            max_turns = a.number_input("Max turns", 1, 100, key=_init(k + "turns", variant.max_turns))
+            max_turns = a.number_input("Max turns", 1, 100, key=init_widget(k + "turns", variant.max_turns))
             mode = b.selectbox(
-                "Tool calls", ["parallel", "sequential"], key=_init(k + "mode", variant.tool_execution)
+                "Tool calls", ["parallel", "sequential"], key=init_widget(k + "mode", variant.tool_execution)
             )
             if st.button("Remove this variant", key=k + "remove", icon=":material/delete:"):
                 remove = index
@@ -96,21 +90,21 @@ def draw_variants(draft: ExperimentDraft, tool_names: list[str]) -> None:
         )
     draft.variants = rebuilt
     _remove_row(draft.variants, uids, remove)
-    if st.button("Add a variant", key=f"{WIDGET_PREFIX}add_variant", icon=":material/add:"):
+    if st.button("Add a variant", key=f"{EXPERIMENT_WIDGET_PREFIX}add_variant", icon=":material/add:"):
         template = draft.variants[-1] if draft.variants else Variant(name="")
         draft.variants.append(template.model_copy(update={"name": f"variant {len(draft.variants) + 1}"}))
         st.rerun()
     _variant_from_preset(draft)
 
 
-def _add_preset(draft: ExperimentDraft, presets: dict[str, Preset], key: str) -> None:
-    chosen = presets.get(st.session_state.get(key) or "")
+def _add_preset(draft: ExperimentDraft, presets: dict[str, Preset], key: Key[Any]) -> None:
+    chosen = presets.get(key.get() or "")
     if chosen is None:
         return
     taken = {variant.name for variant in draft.variants}
     name = next(n for n in (chosen.name, *(f"{chosen.name} {i}" for i in range(2, 100))) if n not in taken)
     draft.variants.append(Variant.named(name, chosen.setup))
-    st.session_state[key] = None  # ready to add another
+    key.set(None)  # ready to add another
 
 
 def _variant_from_preset(draft: ExperimentDraft) -> None:
@@ -122,13 +116,13 @@ def _variant_from_preset(draft: ExperimentDraft) -> None:
         return
     if not presets:
         return
-    key = f"{WIDGET_PREFIX}add_preset"
+    key = experiment_widget("add_preset")
     st.selectbox(
         "Add a variant from a setup saved in Chat",
         list(presets),
         index=None,
         placeholder="Choose a saved setup",
-        key=key,
+        key=key.name,
         on_change=_add_preset,
         args=(draft, presets, key),
     )
@@ -139,24 +133,26 @@ def _scorer_fields(kind: str, k: str, old: dict[str, Any], variant_names: list[s
     if kind == "contains":
         text = st.text_input(
             "Texts (one per line; empty: the item's expected)",
-            key=_init(k + "values", "\n".join(old.get("values", []))),
+            key=init_widget(k + "values", "\n".join(old.get("values", []))),
         )
         return {"values": [line for line in text.splitlines() if line.strip()]}
     if kind == "exact":
         return {
             "value": st.text_input(
-                "Text (empty: the item's expected)", key=_init(k + "value", old.get("value") or "")
+                "Text (empty: the item's expected)", key=init_widget(k + "value", old.get("value") or "")
             )
             or None
         }
     if kind == "regex":
         return {
-            "pattern": st.text_input("Pattern (RE2 syntax)", key=_init(k + "pattern", old.get("pattern", "")))
+            "pattern": st.text_input(
+                "Pattern (RE2 syntax)", key=init_widget(k + "pattern", old.get("pattern", ""))
+            )
         }
     if kind == "json_schema":
         raw = st.text_area(
             "JSON Schema",
-            key=_init(k + "schema", json.dumps(old.get("schema", {"type": "object"}), indent=2)),
+            key=init_widget(k + "schema", json.dumps(old.get("schema", {"type": "object"}), indent=2)),
         )
         try:
             return {"schema": json.loads(raw)}
@@ -165,17 +161,18 @@ def _scorer_fields(kind: str, k: str, old: dict[str, Any], variant_names: list[s
     if kind == "numeric":
         a, b = st.columns(2)
         tolerance = a.number_input(
-            "Tolerance", 0.0, key=_init(k + "tolerance", float(old.get("tolerance", 0.0)))
+            "Tolerance", 0.0, key=init_widget(k + "tolerance", float(old.get("tolerance", 0.0)))
         )
         relative = b.checkbox(
-            "Relative (a fraction of the expected)", key=_init(k + "relative", bool(old.get("relative")))
+            "Relative (a fraction of the expected)",
+            key=init_widget(k + "relative", bool(old.get("relative"))),
         )
         return {"tolerance": tolerance, "relative": relative}
     if kind == "called_tool":
-        tool = st.text_input("Tool name", key=_init(k + "tool", old.get("tool", "")))
+        tool = st.text_input("Tool name", key=init_widget(k + "tool", old.get("tool", "")))
         raw = st.text_input(
             'With arguments (JSON, optional), e.g. {"timezone": "UTC"}',
-            key=_init(k + "args", json.dumps(old["arguments"]) if old.get("arguments") else ""),
+            key=init_widget(k + "args", json.dumps(old["arguments"]) if old.get("arguments") else ""),
         )
         try:
             return {"tool": tool, "arguments": json.loads(raw) if raw.strip() else None}
@@ -188,19 +185,19 @@ def _scorer_fields(kind: str, k: str, old: dict[str, Any], variant_names: list[s
                 0.0,
                 step=0.001,
                 format="%.4f",
-                key=_init(k + "usd", float(old.get("max_usd", 0.01))),
+                key=init_widget(k + "usd", float(old.get("max_usd", 0.01))),
             )
         }
     if kind == "latency_limit":
         return {
             "max_ms": st.number_input(
-                "Milliseconds per item", 1.0, key=_init(k + "ms", float(old.get("max_ms", 10_000)))
+                "Milliseconds per item", 1.0, key=init_widget(k + "ms", float(old.get("max_ms", 10_000)))
             )
         }
     if kind == "rubric":
         text = st.text_area(
             "Rubric",
-            key=_init(k + "rubric", old.get("rubric", "")),
+            key=init_widget(k + "rubric", old.get("rubric", "")),
             placeholder="Is the answer correct and polite?",
         )
         return {"text": text, "judge": _judge_field(k, old.get("judge"), variant_names)}
@@ -213,9 +210,9 @@ def _judge_field(k: str, old: dict[str, Any] | None, variant_names: list[str]) -
     named = before.name.removeprefix("judge (").removesuffix(")")
     initial = named if named in variant_names else (ANOTHER_MODEL if old or not variant_names else None)
     choices = [*variant_names, ANOTHER_MODEL]
-    if st.session_state.get(k + "judge", choices[0]) not in choices:
-        del st.session_state[k + "judge"]  # the variant it named was renamed or removed
-    choice = st.selectbox("Judge", choices, key=_init(k + "judge", initial or choices[0]))
+    if widget(k + "judge").get(choices[0]) not in choices:
+        widget(k + "judge").pop()  # the variant it named was renamed or removed
+    choice = st.selectbox("Judge", choices, key=init_widget(k + "judge", initial or choices[0]))
     if choice != ANOTHER_MODEL:
         return str(choice)
     judge = model_fields(before, _widget_key(k + "judge_"), ask_key=False)
@@ -244,7 +241,7 @@ def draw_scorers(draft: ExperimentDraft) -> None:
     variants = {variant.name: variant for variant in draft.variants}
     remove: int | None = None
     for index, (uid, scorer) in enumerate(zip(uids, draft.scorers, strict=True)):
-        k = f"{WIDGET_PREFIX}s_{uid}_"
+        k = f"{EXPERIMENT_WIDGET_PREFIX}s_{uid}_"
         old = scorer.model_dump(by_alias=True)
         if isinstance(scorer, scorers.Code):
             # Code runs on the server, so only a script names it (the spec); the page shows, never edits it.
@@ -259,12 +256,18 @@ def draw_scorers(draft: ExperimentDraft) -> None:
                 "Kind",
                 list(SCORER_KINDS),
                 format_func=SCORER_KINDS.__getitem__,
-                key=_init(k + "kind", scorer.kind),
+                key=init_widget(k + "kind", scorer.kind),
             )
             a, b = st.columns(2)
-            name = a.text_input("Name", key=_init(k + "name", scorer.name if scorer.kind == kind else kind))
+            name = a.text_input(
+                "Name", key=init_widget(k + "name", scorer.name if scorer.kind == kind else kind)
+            )
             threshold = b.slider(
-                "Pass at score ≥", 0.0, 1.0, step=0.05, key=_init(k + "threshold", float(scorer.threshold))
+                "Pass at score ≥",
+                0.0,
+                1.0,
+                step=0.05,
+                key=init_widget(k + "threshold", float(scorer.threshold)),
             )
             try:
                 fields = _scorer_fields(kind, k, old if scorer.kind == kind else {}, list(variants))
@@ -286,7 +289,7 @@ def draw_scorers(draft: ExperimentDraft) -> None:
                 remove = index
     draft.scorers = kept
     _remove_row(draft.scorers, uids, remove)
-    if st.button("Add a scorer", key=f"{WIDGET_PREFIX}add_scorer", icon=":material/add:"):
+    if st.button("Add a scorer", key=f"{EXPERIMENT_WIDGET_PREFIX}add_scorer", icon=":material/add:"):
         draft.scorers.append(
             scorers.contains(name=f"contains {len(draft.scorers) + 1}" if draft.scorers else "")
         )

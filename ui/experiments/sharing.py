@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.state import SHARE_MESSAGE
 from yiem.experiments import (
     SHARING_WORDS,
     SHARINGS,
@@ -15,8 +16,6 @@ from yiem.experiments import (
     ExperimentStore,
 )
 from yiem.store import StoreError
-
-MESSAGE = "exp_share_message"  # what the last share, copy or delete did, shown after the rerun
 
 
 def whose(record: ExperimentRecord, store: ExperimentStore) -> str:
@@ -34,7 +33,7 @@ def picker_label(record: ExperimentRecord, store: ExperimentStore) -> str:
 
 def draw_message() -> None:
     """What the last share, copy or delete did (the page reran since)."""
-    done = st.session_state.pop(MESSAGE, None)
+    done = SHARE_MESSAGE.pop()
     if done:
         st.success(done)
 
@@ -51,7 +50,7 @@ def draw_sharing(record: ExperimentRecord, store: ExperimentStore) -> str | None
     left, right = st.columns(2)
     if left.button("Make a copy", key="exp_copy", icon=":material/content_copy:"):
         copy_id = store.copy_experiment(record.id)
-        st.session_state[MESSAGE] = f"This is your own copy of {record.name!r}, private until you share it."
+        SHARE_MESSAGE.set(f"This is your own copy of {record.name!r}, private until you share it.")
         return copy_id
     if not store.may_manage(record):
         return None
@@ -81,7 +80,7 @@ def _owner_controls(record: ExperimentRecord, store: ExperimentStore) -> str | N
         except StoreError as error:
             st.error(f"The sharing was not changed: {error}")
             return None
-        st.session_state[MESSAGE] = f"{record.name!r} is now {SHARING_WORDS[sharing]}."
+        SHARE_MESSAGE.set(f"{record.name!r} is now {SHARING_WORDS[sharing]}.")
         return record.id
     st.divider()
     sure = st.checkbox("Delete it with its runs and results", key="exp_delete_sure")
@@ -91,6 +90,6 @@ def _owner_controls(record: ExperimentRecord, store: ExperimentStore) -> str | N
         except StoreError as error:
             st.error(f"The experiment was not deleted: {error}")
             return None
-        st.session_state[MESSAGE] = f"The experiment {record.name!r} was deleted."
+        SHARE_MESSAGE.set(f"The experiment {record.name!r} was deleted.")
         return ""
     return None

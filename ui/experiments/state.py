@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import streamlit as st
-
 from ui.bootstrap import owner, store_engine
-from ui.state import SETTINGS
+from ui.state import (
+    EDITOR_VERSION,
+    EXPERIMENT_DRAFT,
+    EXPERIMENT_ID,
+    EXPERIMENT_RUN,
+    EXPERIMENT_WIDGET_PREFIX,
+    SETTINGS,
+    experiment_widget,
+    forget,
+)
 from yiem.experiments import BackgroundRun, ExperimentDraft, ExperimentStore, Variant
 from yiem.providers import PRESETS
 from yiem.store import database_url
 
-DRAFT = "exp_draft"
-EXPERIMENT_ID = "exp_id"
-RUN = "exp_live_run"
-EDITOR_VERSION = "exp_editor_version"  # bumped when the dataset is replaced (upload, another experiment)
-WIDGET_PREFIX = "exp_w_"  # every editing widget's key starts with it, so opening another one clears them
+NAME_FIELD = experiment_widget("name")
+REPEATS_FIELD = experiment_widget("repeats")
+CONCURRENCY_FIELD = experiment_widget("concurrency")
+BUDGET_FIELD = experiment_widget("budget")
 
 
 def experiment_store() -> ExperimentStore:
@@ -25,40 +29,47 @@ def experiment_store() -> ExperimentStore:
 
 
 def draft() -> ExperimentDraft:
-    state: Any = st.session_state
-    if DRAFT not in state:
-        state[DRAFT] = ExperimentDraft()
-        state[EDITOR_VERSION] = 0
-    found: ExperimentDraft = state[DRAFT]
-    return found
+    if not EXPERIMENT_DRAFT.present():
+        EXPERIMENT_DRAFT.set(ExperimentDraft())
+        EDITOR_VERSION.set(0)
+    return EXPERIMENT_DRAFT()
 
 
 def open_experiment(experiment_id: str | None) -> None:
-    """Load a saved experiment's draft (None: a new one) and forget the widgets of the last one."""
-    state: Any = st.session_state
+    """Load a saved experiment's draft (None: a new one) and show it."""
     store = experiment_store()
     if experiment_id is None:
-        state[DRAFT] = ExperimentDraft()
+        opened = ExperimentDraft()
     else:
         record = store.get_experiment(experiment_id)
-        state[DRAFT] = ExperimentDraft.model_validate({"name": record.name, **record.data})
-    state[EXPERIMENT_ID] = experiment_id
-    state[EDITOR_VERSION] = state.get(EDITOR_VERSION, 0) + 1
-    for key in [key for key in state if str(key).startswith(WIDGET_PREFIX)]:
-        del state[key]
+        opened = ExperimentDraft.model_validate({"name": record.name, **record.data})
+    show_draft(opened, experiment_id)
+
+
+def show_draft(opened: ExperimentDraft, experiment_id: str | None = None) -> None:
+    """Make `opened` the open draft and show it in the widgets, not the last one's."""
+    EXPERIMENT_DRAFT.set(opened)
+    EXPERIMENT_ID.set(experiment_id)
+    EDITOR_VERSION.set(EDITOR_VERSION.get(0) + 1)
+    forget(EXPERIMENT_WIDGET_PREFIX)
+    # The fixed-key widgets are set, not only forgotten: the browser sends back what it last showed,
+    # which would put the previous experiment's name and run settings into this one.
+    NAME_FIELD.set(opened.name)
+    REPEATS_FIELD.set(opened.repeats)
+    CONCURRENCY_FIELD.set(opened.concurrency)
+    BUDGET_FIELD.set(opened.budget_usd or 0.0)
 
 
 def save(current: ExperimentDraft) -> str:
     """Store the draft (no keys are in it); returns the experiment's id."""
-    state: Any = st.session_state
     data = current.model_dump(mode="json", exclude={"name"})
-    experiment_id = experiment_store().save_experiment(current.name, data, state.get(EXPERIMENT_ID))
-    state[EXPERIMENT_ID] = experiment_id
+    experiment_id = experiment_store().save_experiment(current.name, data, EXPERIMENT_ID.get())
+    EXPERIMENT_ID.set(experiment_id)
     return experiment_id
 
 
 def live_run() -> BackgroundRun | None:
-    found: BackgroundRun | None = st.session_state.get(RUN)
+    found: BackgroundRun | None = EXPERIMENT_RUN.get()
     return found
 
 

@@ -13,7 +13,7 @@ from ui.chat import history, live, prompt_in
 from ui.chat import settings as chat_settings
 from ui.chat import sidebar as chat_sidebar
 from ui.chat import suggestions as chat_suggestions
-from ui.state import CHAT, ENABLED_TOOLS, NOTICE
+from ui.state import CHAT, ENABLED_TOOLS, LLM_OVERRIDE, NOTICE
 from yiem.chat import ChatSession, conversation_setup
 from yiem.model_setup import LOCAL
 from yiem.store import ConversationNotFoundError, StoreError
@@ -58,7 +58,7 @@ def _model_line() -> None:
     settings = bootstrap.settings()
     if note := chat_agent.tools_note():
         st.caption(f":material/build: {note}")
-    if st.session_state.get(chat_agent.OVERRIDE_KEY) is not None:
+    if LLM_OVERRIDE.get() is not None:
         return
     if settings.provider == LOCAL:
         st.caption(

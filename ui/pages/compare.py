@@ -10,13 +10,22 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import bootstrap
-from ui.compare.columns import BLIND, RUN, draw_columns, draw_live
+from ui.compare.columns import draw_columns, draw_live
 from ui.compare.saved import draw_saved, follow_url, show_in_url
 from ui.compare.setup import draw_column_settings
 from ui.compare.suggestions import draw_suggestions, first_run, preset_example, suggested_prompt
-from ui.compare.votes import VOTED, draw_leaderboard, draw_vote
+from ui.compare.votes import draw_leaderboard, draw_vote
 from ui.messages import IMAGE_TYPES, submitted_prompt
-from ui.state import CHAT, STORE, TOOL_REGISTRY
+from ui.state import (
+    BLIND_TOGGLE,
+    CHAT,
+    COMPARE_BLIND,
+    COMPARE_LAST_PROMPT,
+    COMPARE_RUN,
+    COMPARE_VOTED,
+    STORE,
+    TOOL_REGISTRY,
+)
 from yiem.compare import CompareError, Comparison, ComparisonStore, VoteStore, blind_order
 from yiem.experiments import ExperimentStore
 from yiem.model_setup import takes_images
@@ -38,7 +47,9 @@ except StoreError as error:
 first = first_run(saved)  # nothing saved yet: the columns start apart and prompts are suggested
 preset_example(first)
 specs = draw_column_settings(variants)
-blind = st.toggle("Blind vote: two columns, names hidden and order shuffled until you vote", key="cmp_blind")
+blind = st.toggle(
+    "Blind vote: two columns, names hidden and order shuffled until you vote", key=BLIND_TOGGLE.name
+)
 tag = st.text_input("Tag for votes", key="cmp_tag", placeholder="optional, to filter the leaderboard")
 votes = VoteStore(saved.engine, owner.id)
 # An admin's leaderboard counts the whole team's votes; everyone else's, their own.
@@ -64,18 +75,18 @@ if prompt.strip() or images:
         follow_up = (
             comparison is not None
             and not blind
-            and not st.session_state.get(BLIND)
+            and not COMPARE_BLIND.get()
             and [c.spec for c in comparison.columns] == specs
         )
         if not follow_up:
             order = blind_order(specs) if blind else specs
             tools = TOOL_REGISTRY().tools
             comparison = Comparison(order, tools=tools, store=saved, blind=blind, budget=CHAT().budget)
-            st.session_state[RUN] = comparison
+            COMPARE_RUN.set(comparison)
         assert comparison is not None
-        st.session_state[BLIND] = blind
-        st.session_state.pop(VOTED, None)
-        st.session_state["compare_last_prompt"] = prompt
+        COMPARE_BLIND.set(blind)
+        COMPARE_VOTED.pop()
+        COMPARE_LAST_PROMPT.set(prompt)
         comparison.start(prompt, images)
         show_in_url(comparison)
     except (CompareError, StoreError) as error:
@@ -84,14 +95,14 @@ if prompt.strip() or images:
 if comparison is None and first:
     draw_suggestions()
 if comparison is not None:
-    hidden = bool(st.session_state.get(BLIND)) and VOTED not in st.session_state
+    hidden = bool(COMPARE_BLIND.get()) and not COMPARE_VOTED.present()
     if comparison.running:
         draw_live()
     else:
         draw_columns(comparison, hidden)
-        if st.session_state.get(BLIND):
+        if COMPARE_BLIND.get():
             voter = owner.label if owner.signed_in else ""
-            draw_vote(comparison, votes, st.session_state.get("compare_last_prompt", ""), tag.strip(), voter)
+            draw_vote(comparison, votes, COMPARE_LAST_PROMPT.get(""), tag.strip(), voter)
 
 draw_leaderboard(board_votes)
 draw_saved(saved, comparison.record_id if comparison is not None else None)

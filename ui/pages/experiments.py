@@ -20,8 +20,8 @@ from ui.experiments.review import draw_assignment, draw_judgment, draw_queue
 from ui.experiments.run import draw_progress, draw_run_settings, resume_run, start_run
 from ui.experiments.setup import draw_scorers, draw_variants
 from ui.experiments.sharing import draw_message, draw_sharing, picker_label
-from ui.experiments.state import EXPERIMENT_ID, draft, experiment_store, live_run, open_experiment, save
-from ui.state import TOOL_REGISTRY
+from ui.experiments.state import NAME_FIELD, draft, experiment_store, live_run, open_experiment, save
+from ui.state import EXPERIMENT_CHOICE, EXPERIMENT_ID, RUN_ERROR, TOOL_REGISTRY
 from yiem.experiments import ExperimentResult, RunRecord
 from yiem.store import StoreError
 
@@ -40,12 +40,12 @@ if wanted is not None and wanted not in by_id_saved:
     st.warning("That experiment no longer exists or is not shared with you; here is a new one instead.")
     del st.query_params["e"]
     wanted = None
-if wanted != st.session_state.get(EXPERIMENT_ID):
+if wanted != EXPERIMENT_ID.get():
     open_experiment(wanted)
-elif wanted is None and st.session_state.get(EXPERIMENT_ID) not in (None, *by_id_saved):
+elif wanted is None and EXPERIMENT_ID.get() not in (None, *by_id_saved):
     open_experiment(None)  # the open one was deleted or made private by its owner since
 current = draft()
-experiment_id: str | None = st.session_state.get(EXPERIMENT_ID)
+experiment_id: str | None = EXPERIMENT_ID.get()
 opened = by_id_saved.get(experiment_id or "")
 run = live_run()
 may_edit = opened is None or store.may_edit(opened)
@@ -57,7 +57,7 @@ choices: dict[str, str] = {NEW: "New experiment", **{e.id: picker_label(e, store
 
 
 def _picked() -> None:
-    chosen = st.session_state["exp_pick"] or None
+    chosen = EXPERIMENT_CHOICE() or None
     if chosen is None:
         st.query_params.pop("e", None)
     else:
@@ -66,12 +66,12 @@ def _picked() -> None:
 
 
 # The picker follows the open experiment (saving a new one, a link) unless the person changes it.
-st.session_state["exp_pick"] = experiment_id if experiment_id in choices else NEW
+EXPERIMENT_CHOICE.set(experiment_id if experiment_id in choices else NEW)
 st.selectbox(
     "Experiment",
     list(choices),
     format_func=lambda key: choices[key] or "(unnamed)",
-    key="exp_pick",
+    key=EXPERIMENT_CHOICE.name,
     on_change=_picked,
     disabled=run is not None,
 )
@@ -97,7 +97,7 @@ except StoreError as error:
 # The drawing.
 renames = opened is None or store.may_manage(opened)
 current.name = st.text_input(
-    "Name", value=current.name, key="exp_w_name", disabled=run is not None or not renames
+    "Name", value=current.name, key=NAME_FIELD.name, disabled=run is not None or not renames
 )
 dataset_tab, variants_tab, scorers_tab, run_tab = st.tabs(["Dataset", "Variants", "Scorers", "Run"])
 with dataset_tab:
@@ -130,10 +130,10 @@ with run_tab:
     ):
         start_run(current)
         if live_run() is not None:
-            st.query_params["e"] = st.session_state[EXPERIMENT_ID]
+            st.query_params["e"] = EXPERIMENT_ID() or ""
             st.rerun()
 
-run_error = st.session_state.pop("exp_run_error", None)
+run_error = RUN_ERROR.pop()
 if run_error:
     st.error(f"The run failed: {run_error}")
 draw_progress()
