@@ -170,7 +170,7 @@ def _as_json(
             {
                 **c.model_dump(mode="json", exclude={"items"}),
                 "significant": c.significant,
-                "regressed": regressed(c),
+                "regression": regressed(c),
             }
             for c in comparisons
         ],
