@@ -21,6 +21,8 @@ from yiem.experiments import (
     ExperimentStore,
     RunSpec,
     Variant,
+    check_spec,
+    load_spec_file,
     scorers,
     spec_file_json,
     spec_schema,
@@ -209,3 +211,12 @@ def test_help_on_every_command_and_the_published_schema_is_the_files() -> None:
         assert shown.exit_code == 0 and "Usage:" in shown.output
     published = json.loads((ROOT / "docs" / "experiment-spec.schema.json").read_text())
     assert published == spec_schema()
+
+
+def test_the_readmes_example_spec_is_a_spec_this_yiem_runs() -> None:
+    # The In CI example runs it on the embedded model; here only that it reads and is runnable as written.
+    example = ROOT / "examples" / "capitals-local.spec.json"
+    assert f"experiments run {example.relative_to(ROOT)}" in (ROOT / "README.md").read_text()
+    spec = load_spec_file(example).run_spec()
+    check_spec(spec)
+    assert [v.provider for v in spec.variants] == ["local"] and len(spec.dataset.items) == 5
