@@ -1,5 +1,6 @@
 """`python -m yiem`: with no arguments a short demo of the agent loop (ScriptedLlm plays the model, a
-Python function is the tool); `python -m yiem check COLLECTION` runs saved checks (see `--help`).
+Python function is the tool); `python -m yiem check COLLECTION` runs saved checks and
+`python -m yiem experiments run SPEC` an exported experiment (see `--help`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from yiem.events import (
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
 )
+from yiem.experiments_cli import experiments_group
 from yiem.scripted_llm import ScriptedLlm
 from yiem.types import AbortSignal, AgentTool, LlmModel, ModelCost
 
@@ -123,6 +125,7 @@ def cli(context: click.Context) -> None:
 
 
 cli.add_command(check_command)
+cli.add_command(experiments_group)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from ui.experiments.review import draw_assignment, draw_judgment, draw_queue
 from ui.experiments.run import draw_progress, draw_run_settings, resume_run, start_run
 from ui.experiments.setup import draw_scorers, draw_variants
 from ui.experiments.sharing import draw_message, draw_sharing, picker_label
+from ui.experiments.spec_export import draw_spec_export
 from ui.experiments.state import NAME_FIELD, draft, experiment_store, live_run, open_experiment, save
 from ui.state import EXPERIMENT_CHOICE, EXPERIMENT_ID, RUN_ERROR, TOOL_REGISTRY
 from yiem.experiments import ExperimentResult, RunRecord
@@ -132,6 +133,7 @@ with run_tab:
         if live_run() is not None:
             st.query_params["e"] = EXPERIMENT_ID() or ""
             st.rerun()
+    draw_spec_export(current, experiment_id)
 
 run_error = RUN_ERROR.pop()
 if run_error:

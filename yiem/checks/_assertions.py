@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -98,8 +99,10 @@ class JsonPathError(YiemError, ValueError):
     """A JSONPath that does not parse."""
 
 
+@functools.lru_cache(maxsize=1024)
 def compile_jsonpath(path: str) -> JSONPath:
-    """The parsed JSONPath, or a `JsonPathError` in words."""
+    """The parsed JSONPath, or a `JsonPathError` in words; parsed once per path (jsonpath-ng builds a
+    parser for each parse, which cost more than a call to a fast server in a run of a collection)."""
     try:
         return parse_jsonpath(path)
     except (JsonPathParserError, Exception) as exc:  # the lexer raises plain Exceptions too
@@ -215,7 +218,7 @@ def _schema_failure(output_schema: Mapping[str, Any] | None, result: Mapping[str
     if structured is None:
         return "The tool declares an output schema but returned no structured content."
     try:
-        validator = usable_validator(output_schema)
+        validator = _validator(json.dumps(output_schema, sort_keys=True))
     except UnusableSchemaError as error:
         return f"The output schema cannot be checked: {error}."
     errors = sorted(iter_errors(validator, structured), key=str)
@@ -224,6 +227,12 @@ def _schema_failure(output_schema: Mapping[str, Any] | None, result: Mapping[str
     return "The structured result does not match the output schema: " + "; ".join(
         e.message for e in errors[:3]
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(schema_json: str) -> Any:
+    # Built once per output schema, not once per call: a run calls the same tools many times.
+    return usable_validator(json.loads(schema_json))
 
 
 def _jsonpath_failure(assertion: Assertion, result: Mapping[str, Any]) -> str | None:

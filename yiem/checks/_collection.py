@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from yiem.checks._assertions import Assertion
 from yiem.errors import YiemError
+from yiem.json_file import problems, read_json_file, refuse_newer
 
 # The file's format; a file whose format is newer than this was written by a newer yiem.
 COLLECTION_FORMAT = 1
@@ -63,33 +64,16 @@ def parse_collection(data: Any, source: str = "the collection") -> Collection:
     """A collection from parsed JSON; errors name the field and are `CheckFileError`s."""
     if not isinstance(data, dict):
         raise CheckFileError(f"{source} must be a JSON object with a name and calls.")
-    version = data.get("format", COLLECTION_FORMAT)
-    if isinstance(version, int) and version > COLLECTION_FORMAT:
-        raise CollectionTooNewError(
-            f"{source} is in collection format {version}, written by a newer yiem; this one reads "
-            f"format {COLLECTION_FORMAT}. Update yiem to run it."
-        )
+    refuse_newer(data, COLLECTION_FORMAT, source, "collection", CollectionTooNewError)
     try:
         return Collection.model_validate(data)
     except ValidationError as exc:
-        problems = [f"{'.'.join(str(p) for p in e['loc']) or 'file'}: {e['msg']}" for e in exc.errors()[:3]]
-        raise CheckFileError(f"{source} is not a valid collection: " + "; ".join(problems)) from None
+        raise CheckFileError(f"{source} is not a valid collection: {problems(exc)}") from None
 
 
 def load_collection(path: str | Path) -> Collection:
     """Read a collection file."""
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CheckFileError(f"Cannot read the collection file {file}: {exc.strerror or exc}.") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CheckFileError(
-            f"{file} is not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})."
-        ) from None
-    return parse_collection(data, str(file))
+    return parse_collection(read_json_file(path, "collection", CheckFileError), str(path))
 
 
 def collection_json(collection: Collection) -> str:

@@ -65,6 +65,16 @@ from yiem.experiments._runner import (
     run_spec,
 )
 from yiem.experiments._spec import DEFAULT_CONCURRENCY, RAY_ADDRESS_ENV, ExperimentError, RunSpec, check_spec
+from yiem.experiments._spec_file import (
+    SPEC_FORMAT,
+    SpecFile,
+    SpecFileError,
+    SpecTooNewError,
+    load_spec_file,
+    parse_spec_file,
+    spec_file_json,
+    spec_schema,
+)
 from yiem.experiments._stats import StatisticsError, mcnemar_exact, percentile, wilson_interval
 from yiem.experiments._storage import (
     ExperimentNotFoundError,
@@ -86,6 +96,7 @@ __all__ = [
     "RAY_ADDRESS_ENV",
     "SHARINGS",
     "SHARING_WORDS",
+    "SPEC_FORMAT",
     "TAB_HELP",
     "Agreement",
     "AnyScorer",
@@ -127,6 +138,9 @@ __all__ = [
     "ScorerFigures",
     "ScorerSpecError",
     "Sharing",
+    "SpecFile",
+    "SpecFileError",
+    "SpecTooNewError",
     "StatisticsError",
     "StoreRecorder",
     "TaskExecutor",
@@ -143,9 +157,11 @@ __all__ = [
     "human_verdicts",
     "is_example",
     "judge_agreement",
+    "load_spec_file",
     "mcnemar_exact",
     "mean_score",
     "pareto_front",
+    "parse_spec_file",
     "parse_verdict",
     "percentile",
     "reply_diffs",
@@ -157,6 +173,8 @@ __all__ = [
     "scorer_comparison",
     "scorer_figures",
     "scorers",
+    "spec_file_json",
+    "spec_schema",
     "summarize",
     "user_message",
     "wilson_interval",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -59,7 +60,11 @@ class BackgroundRun:
     `start` stores a new run and runs the spec it was given; `resume` goes on with a stored one."""
 
     def __init__(
-        self, store: ExperimentStore, spec: RunSpec, tools: Mapping[str, AgentTool] | None = None
+        self,
+        store: ExperimentStore,
+        spec: RunSpec,
+        tools: Mapping[str, AgentTool] | None = None,
+        executor: Literal["threads", "ray"] | None = None,
     ) -> None:
         self.run_id = spec.run_id
         self.signal = AbortSignal()
@@ -67,6 +72,7 @@ class BackgroundRun:
         self.result: ExperimentResult | None = None
         self.error: str | None = None
         options: RunOptions = {"progress": self._on_progress, "signal": self.signal, "tools": tools}
+        options["executor"] = executor  # None: Ray when YIEM_RAY_ADDRESS is set, else threads
         options["budget"] = BudgetGuard(store.engine, store.owner)  # the person's spending limits
         self._thread = threading.Thread(
             target=self._run,
@@ -83,10 +89,11 @@ class BackgroundRun:
         spec: RunSpec,
         experiment_id: str | None = None,
         tools: Mapping[str, AgentTool] | None = None,
+        executor: Literal["threads", "ray"] | None = None,
     ) -> BackgroundRun:
         """Store `spec` as a new run (its variants' keys are never stored) and run it as given."""
         store.create_run(spec, experiment_id)
-        return cls(store, spec, tools)
+        return cls(store, spec, tools, executor)
 
     @classmethod
     def resume(

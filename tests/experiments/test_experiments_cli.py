@@ -1,0 +1,222 @@
+"""`python -m yiem experiments run SPEC` on the embedded model and a scripted one: the figures it
+prints are the ones the Experiments page computes from the stored run, and its exit codes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from time import perf_counter
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from tests.experiments.models import smol_variant
+from tests.scripted_http import Reply, ScriptedServer, openai_text_stream
+from yiem.__main__ import cli
+from yiem.experiments import (
+    Dataset,
+    DatasetItem,
+    ExperimentStore,
+    RunSpec,
+    Variant,
+    check_spec,
+    load_spec_file,
+    scorers,
+    spec_file_json,
+    spec_schema,
+)
+from yiem.identity import LOCAL_OWNER_ID
+from yiem.providers.local_llm import LocalLlmServer
+from yiem.store import create_store_engine
+
+ROOT = Path(__file__).resolve().parents[2]
+ITEMS = 200
+
+
+@pytest.fixture
+def scripted() -> Iterator[ScriptedServer]:
+    server = ScriptedServer()
+    yield server
+    server.close()
+
+
+def _reply(word: str, prompt_tokens: int = 20) -> Reply:
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": 1}
+    return Reply(headers={"Content-Type": "text/event-stream"}, chunks=openai_text_stream(word, usage=usage))
+
+
+def _scripted_variant(server: ScriptedServer) -> Variant:
+    return Variant(name="scripted", provider="vllm", base_url=f"{server.url}/v1", model_id="scripted")
+
+
+def _spec_file(tmp_path: Path, variants: list[Variant], name: str = "yes-check", items: int = ITEMS) -> Path:
+    """The file the Experiments page's "Export the spec as a file" writes (its own function)."""
+    dataset = Dataset(
+        name="yes",
+        items=[
+            DatasetItem(id=f"q{i:03d}", input="Answer with one word: yes.", expected="yes")
+            for i in range(items)
+        ],
+    )
+    # One item at a time per provider: the scripted server's replies go to the items in order.
+    spec = RunSpec.build(dataset, variants, [scorers.contains()], name=name, concurrency=1)
+    path = tmp_path / f"{name}-{len(variants)}.spec.json"
+    path.write_text(spec_file_json(spec))
+    return path
+
+
+def _run(*args: str) -> Result:
+    return CliRunner().invoke(cli, ["experiments", "run", *args], env={"CI": "true"})
+
+
+def _as_json(result: Result) -> dict[str, Any]:
+    assert result.exit_code in (0, 1), result.output
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def test_the_cli_run_shows_the_pages_pass_rates_and_mcnemar_p_for_the_stored_run(
+    tmp_path: Path, llama_server: LocalLlmServer, scripted: ScriptedServer
+) -> None:
+    database = f"sqlite:///{tmp_path / 'store.db'}"
+    # The baseline: the scripted model fails every 10th item; the candidate run fails every 4th.
+    scripted.script(*(_reply("no" if i % 10 == 0 else "yes") for i in range(ITEMS)))
+    baseline_file = _spec_file(tmp_path, [_scripted_variant(scripted)])
+    baseline = _as_json(_run(str(baseline_file), "--database", database, "--format", "json"))
+    assert baseline["exit_code"] == 0 and baseline["summary"][0]["passed"] == ITEMS - 20
+
+    scripted.script(*(_reply("no" if i % 4 == 0 else "yes") for i in range(ITEMS)))
+    smol = smol_variant(llama_server, max_tokens=2)
+    candidate_file = _spec_file(tmp_path, [smol, _scripted_variant(scripted)])
+    started = perf_counter()
+    printed = _run(
+        str(candidate_file), "--database", database, "--baseline", baseline["run_id"], "--format", "json"
+    )
+    print(f"{ITEMS} items x 2 variants (SmolLM2 max_tokens 2) in {perf_counter() - started:.1f} s")
+    out = _as_json(printed)
+    assert out["exit_code"] == 0 and out["status"] == "finished" and out["done"] == 2 * ITEMS
+
+    # What the Experiments page draws for this experiment: its runs, each run's summary, the comparison.
+    page_store = ExperimentStore(create_store_engine(database), LOCAL_OWNER_ID, admin=True)
+    assert out["experiment_id"] in {record.id for record in page_store.list_experiments()}
+    runs = page_store.list_runs(out["experiment_id"])
+    assert {record.id for record in runs} == {baseline["run_id"], out["run_id"]}
+    stored = page_store.load_result(out["run_id"])
+    page_summary = {s.variant: s for s in stored.summary()}
+    for row in out["summary"]:
+        page = page_summary[row["variant"]]
+        assert (row["items"], row["passed"], row["pass_rate"]) == (ITEMS, page.passed, page.pass_rate)
+        assert (row["pass_low"], row["pass_high"]) == (page.pass_low, page.pass_high)
+    assert page_summary["scripted"].passed == ITEMS - 50
+    page_comparison = stored.compare(
+        "scripted", baseline="scripted", baseline_run=page_store.load_result(baseline["run_id"])
+    )
+    [comparison] = out["comparisons"]  # smollm2 is not in the baseline run
+    assert (comparison["improved"], comparison["regressed"]) == (
+        page_comparison.improved,
+        page_comparison.regressed,
+    )
+    assert (comparison["improved"], comparison["regressed"]) == (10, 40)  # items 10, 30, …; 4, 8, 12, …
+    assert comparison["p_value"] == page_comparison.p_value and comparison["regression"] is True
+
+    # The summary table says the same in words, and --fail-on-regression makes it exit 1.
+    scripted.script(*(_reply("no" if i % 4 == 0 else "yes") for i in range(ITEMS)))
+    failing = _run(
+        str(_spec_file(tmp_path, [_scripted_variant(scripted)])),
+        "--database", database, "--baseline", baseline["run_id"], "--fail-on-regression",
+    )  # fmt: skip
+    assert failing.exit_code == 1, failing.output
+    assert f"150 / {ITEMS}" in failing.stdout and "75.0% (" in failing.stdout
+    assert f"p = {page_comparison.p_value:.3f} (a significant regression)" in failing.stdout
+    assert "scripted regressed significantly against the baseline run" in failing.stderr
+
+
+def test_a_budget_that_stops_the_run_exits_1_in_words(
+    tmp_path: Path, scripted: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A priced model (gpt-4o-mini's catalog price) whose server is the scripted one, with the server's key.
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-cli")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{scripted.url}/v1")
+    scripted.script(*(_reply("yes", prompt_tokens=10_000) for _ in range(20)))
+    priced = Variant(name="mini", provider="openai", base_url=f"{scripted.url}/v1", model_id="gpt-4o-mini")
+    database = f"sqlite:///{tmp_path / 'store.db'}"
+    result = _run(
+        str(_spec_file(tmp_path, [priced], items=20)), "--database", database, "--max-cost", "0.003"
+    )
+    assert result.exit_code == 1, result.output
+    assert "The budget stopped run" in result.stderr and "Traceback" not in result.output
+    assert "sk-test-cli" not in result.output
+    store = ExperimentStore(create_store_engine(database))
+    [run] = store.list_runs()
+    assert run.status == "budget" and 0 < run.done < 20  # $0.0015 per item: it stops after two
+
+
+def test_runs_are_the_users_own_and_a_baseline_not_shared_with_them_is_refused(
+    tmp_path: Path, scripted: ScriptedServer
+) -> None:
+    database = f"sqlite:///{tmp_path / 'store.db'}"
+    scripted.script(*(_reply("yes") for _ in range(3)))
+    ann = _as_json(
+        _run(str(_spec_file(tmp_path, [_scripted_variant(scripted)], items=3)), "--database", database,
+             "--user", "ann", "--format", "json")
+    )  # fmt: skip
+    engine = create_store_engine(database)
+    assert [r.owner for r in ExperimentStore(engine, "ann").list_experiments()] == ["ann"]
+    assert ExperimentStore(engine, "bob").list_experiments() == []
+    refused = _run(str(_spec_file(tmp_path, [_scripted_variant(scripted)], items=3)), "--database", database,
+                   "--user", "bob", "--baseline", ann["run_id"])  # fmt: skip
+    assert refused.exit_code == 2 and "not shared with you" in refused.stderr
+    assert ExperimentStore(engine, "bob").list_experiments() == []  # nothing was made for a refused run
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (None, "Cannot read the spec file"),
+        ("{not json", "is not JSON (line 1"),
+        (json.dumps({"format": 99, "dataset": {}, "variants": []}), "format 99, written by a newer yiem"),
+        (
+            json.dumps({"dataset": {"items": []}, "variants": [{"name": "a"}], "repeat": 2}),
+            "repeat: Extra inputs",
+        ),
+        (json.dumps({"dataset": {"items": []}, "variants": [{"name": "a"}]}), "The dataset has no items"),
+    ],
+)
+def test_a_bad_spec_file_gets_words_and_exit_2(tmp_path: Path, content: str | None, words: str) -> None:
+    path = tmp_path / "spec.json"
+    if content is not None:
+        path.write_text(content)
+    result = _run(str(path), "--database", f"sqlite:///{tmp_path / 'store.db'}")
+    assert result.exit_code == 2 and words in result.stderr, result.output
+    assert "Traceback" not in result.output
+
+
+def test_an_unknown_baseline_or_an_unreachable_database_exits_2(
+    tmp_path: Path, scripted: ScriptedServer
+) -> None:
+    spec = str(_spec_file(tmp_path, [_scripted_variant(scripted)], items=2))
+    unknown = _run(spec, "--database", f"sqlite:///{tmp_path / 'store.db'}", "--baseline", "nosuchrun")
+    assert unknown.exit_code == 2 and "No experiment run with id 'nosuchrun'" in unknown.stderr
+    unreachable = _run(spec, "--database", "postgresql://nobody@127.0.0.1:9/yiem")
+    assert unreachable.exit_code == 2, unreachable.output
+    assert "Could not open the database" in unreachable.stderr
+    assert scripted.requests == []  # nothing ran
+
+
+def test_help_on_every_command_and_the_published_schema_is_the_files() -> None:
+    for command in ([], ["experiments"], ["experiments", "run"], ["check"]):
+        shown = CliRunner().invoke(cli, [*command, "--help"])
+        assert shown.exit_code == 0 and "Usage:" in shown.output
+    published = json.loads((ROOT / "docs" / "experiment-spec.schema.json").read_text())
+    assert published == spec_schema()
+
+
+def test_the_readmes_example_spec_is_a_spec_this_yiem_runs() -> None:
+    # The In CI example runs it on the embedded model; here only that it reads and is runnable as written.
+    example = ROOT / "examples" / "capitals-local.spec.json"
+    assert f"experiments run {example.relative_to(ROOT)}" in (ROOT / "README.md").read_text()
+    spec = load_spec_file(example).run_spec()
+    check_spec(spec)
+    assert [v.provider for v in spec.variants] == ["local"] and len(spec.dataset.items) == 5
