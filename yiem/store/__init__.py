@@ -14,7 +14,13 @@ from yiem.store._errors import (
     StoreError,
     StoreUnavailableError,
 )
-from yiem.store._experiment_tables import PRIVATE, experiment_outcomes, experiment_runs, experiments
+from yiem.store._experiment_tables import (
+    PRIVATE,
+    experiment_outcomes,
+    experiment_runs,
+    experiments,
+    visible_experiments,
+)
 from yiem.store._library_tables import saved_prompts, setup_presets
 from yiem.store._message_search import MATCH_END, MATCH_START
 from yiem.store._messages import LEAF, MessagePath, MessageTree, StoredMessage
@@ -84,4 +90,5 @@ __all__ = [
     "usage_hourly",
     "usage_row",
     "view_copies",
+    "visible_experiments",
 ]
