@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from sqlalchemy import Engine, and_, exists, func, select, true
+from sqlalchemy import ColumnElement, Engine, and_, exists, func, select, true
 
 from yiem.costs._models import (
     BreakdownRow,
@@ -268,7 +268,7 @@ def experiment_options(engine: Engine, owner: str | None = LOCAL_OWNER_ID) -> li
     """The experiments that have usage rows of `owner` (None: anyone's) and that `owner` may see, as
     (id, name), the most recently edited first."""
     spent = exists().where(usage.c.experiment_id == experiments.c.id)  # a seek on ix_usage_experiment
-    shown = true()
+    shown: ColumnElement[bool] = true()
     if owner is not None:
         spent = spent.where(usage.c.owner == owner)
         # Their usage of an experiment its owner later made private stays counted; its name is not theirs.
