@@ -3,6 +3,7 @@ automatic ones, agreement (Krippendorff's alpha) and the cells where the judge a
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -47,17 +48,19 @@ def draw_queue(result: ExperimentResult) -> None:
     outcome = cell.outcome
     item = next((i for i in result.dataset.items if i.id == outcome.item_id), None)
     st.markdown(f"**{cell.left} of {cell.total} left** · this answer is from **{cell.blind_name}**")
-    # Keyed by how many are left, so a cell's words and boxes are never the last cell's, still drawn.
-    with st.container(border=True, key=f"review_cell_{cell.left}"):
+    where = f"{result.run_id}_{outcome.item_id}_{outcome.variant}_{outcome.repeat}"
+    # Keyed by how many are left and by the cell itself, so a cell's words and boxes are never another
+    # cell's (the last one's, still drawn faded; or one a resumed run put at the same count).
+    cell_key = f"{cell.left}_{hashlib.sha256(where.encode()).hexdigest()[:12]}"
+    with st.container(border=True, key=f"review_cell_{cell_key}"):
         st.caption("The task")
         st.text(item.input if item is not None else outcome.item_id)
         if item is not None and item.expected:
             st.caption(f"Expected: {item.expected}")
         st.caption("The answer")
         st.text(outcome.error or outcome.output or "(no text)")
-    where = f"{result.run_id}_{outcome.item_id}_{outcome.variant}_{outcome.repeat}"
     st.caption("Shortcuts: G for good, B for bad.")
-    with st.container(key=f"review_form_{cell.left}"):
+    with st.container(key=f"review_form_{cell_key}"):
         _review_form(result.run_id, outcome, where, "review", shortcuts=True)
 
 
