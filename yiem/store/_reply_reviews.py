@@ -4,7 +4,7 @@ what it should have said, on a conversation of theirs; nobody else reads them.""
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
 from sqlalchemy import insert, select, update
@@ -67,6 +67,7 @@ class ReplyReviewStore:
         expected: str = "",
     ) -> ReplyReview:
         """Keep this person's review of the reply, replacing their earlier one."""
+        check_rating(rating)  # a ReviewError in words, not pydantic's report
         review = ReplyReview(
             kind=kind,
             conversation_id=conversation_id,
@@ -106,9 +107,19 @@ class ReplyReviewStore:
         """This person's review of the reply, if they made one."""
         with self.engine.connect() as conn:
             row = conn.execute(select(reply_reviews).where(self._where(kind, conversation_id, reply))).first()
-        if row is None:
-            return None
-        return ReplyReview.model_validate({name: getattr(row, name) for name in ReplyReview.model_fields})
+        return None if row is None else _review(row)
+
+    def in_conversation(self, kind: ReplyKind, conversation_id: str) -> dict[str, ReplyReview]:
+        """This person's reviews of the conversation's replies, by reply."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(reply_reviews).where(
+                    reply_reviews.c.owner == self.owner,
+                    reply_reviews.c.kind == kind,
+                    reply_reviews.c.conversation_id == conversation_id,
+                )
+            ).all()
+        return {row.reply: _review(row) for row in rows}
 
     def _where(self, kind: str, conversation_id: str, reply: str) -> ColumnElement[bool]:
         return (
@@ -117,3 +128,7 @@ class ReplyReviewStore:
             & (reply_reviews.c.conversation_id == conversation_id)
             & (reply_reviews.c.reply == reply)
         )
+
+
+def _review(row: Any) -> ReplyReview:
+    return ReplyReview.model_validate({name: getattr(row, name) for name in ReplyReview.model_fields})
