@@ -228,7 +228,10 @@ EXPERIMENT_CHOICE: Key[str] = Key("exp_pick")  # the picker's experiment id ("" 
 RUN_ERROR: Key[str] = Key("exp_run_error")
 EXAMPLE_ERROR: Key[str] = Key("exp_example_error")
 SHARE_MESSAGE: Key[str] = Key("exp_share_message")  # what the last share, copy or delete did
-REVIEW_ERROR: Key[str] = Key("review_error")
+REVIEW_ERRORS: Key[dict[str, str]] = Key("yiem_review_errors")
+"""Why a review was not kept, by its form's `where` (ui.review_form), drawn under that form next run."""
+REVIEWING: Key[str] = Key("yiem_reviewing")
+"""The Chat or Compare reply whose review form is open (one at a time): "<kind>_<conversation>_<reply>"."""
 EXPERIMENT_WIDGET_PREFIX = "exp_w_"
 """Every editing widget's key starts with it, so opening another experiment clears them."""
 

@@ -3,6 +3,9 @@ hidden comments until everyone is done or the owner opens them, and the owner-on
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 from typing import Any
 
 import pytest
@@ -152,3 +155,50 @@ def test_a_kept_correction_becomes_the_items_expected_answer(run: Any) -> None:
     assert changed == 1
     assert [item.expected for item in corrected.items] == ["nought", "1"]
     assert [item.expected for item in dataset.items] == ["0", "1"]  # the run keeps what it ran
+
+
+def test_the_runs_export_has_each_cells_reviews_the_reader_may_see(run: Any) -> None:
+    engine, run_id, outcomes = run
+    ann, bob = ReviewStore(engine, ANN), ReviewStore(engine, BOB)
+    first, second = outcomes[0].key, outcomes[1].key
+    ann.save(
+        run_id, first, passed=False, rating=2, comment="ann: wrong", expected="nought", use_expected=True
+    )
+    bob.save(run_id, first, passed=True, comment="bob: fine")
+    result = ExperimentStore(engine, owner=ANN.id).load_result(run_id)
+
+    # Ann's export: her words in full, Bob's thumbs but not his words (he is not done).
+    rows = {
+        (r["item_id"], r["variant"], int(r["repeat"])): r
+        for r in csv.DictReader(io.StringIO(result.to_csv(ann.reviews(run_id, outcomes))))
+    }
+    assert len(rows) == 4
+    assert (rows[first]["reviews.up"], rows[first]["reviews.down"]) == ("1", "1")
+    assert [rows[second][name] for name in ("reviews.up", "reviews.down", "reviews")] == ["0", "0", "[]"]
+    cell = {review["reviewer_id"]: review for review in json.loads(rows[first]["reviews"])}
+    assert cell[ANN.id] == {
+        "reviewer": "Ann",
+        "reviewer_id": ANN.id,
+        "thumbs": "down",
+        "score": 2,
+        "comment": "ann: wrong",
+        "correction": "nought",
+        "correction_kept_as_expected": True,
+        "hidden": False,
+    }
+    assert (cell[BOB.id]["thumbs"], cell[BOB.id]["comment"], cell[BOB.id]["hidden"]) == ("up", "", True)
+    assert "bob: fine" not in result.to_csv(ann.reviews(run_id, outcomes))
+
+    # The JSON export: each outcome with its reviews; once Ann opens them, Bob's words are in it.
+    ann.reveal(run_id)
+    data = json.loads(result.to_json(ann.reviews(run_id, outcomes)))
+    by_cell = {(o["item_id"], o["variant"], o["repeat"]): o for o in data["outcomes"]}
+    assert sorted(r["comment"] for r in by_cell[first]["reviews"]) == ["ann: wrong", "bob: fine"]
+    assert by_cell[second]["reviews"] == []
+    # Without reviews the export is as before: no reviews columns.
+    assert "reviews" not in next(csv.DictReader(io.StringIO(result.to_csv())))
+    # Someone the experiment is not shared with gets no reviews to export.
+    owner_store = ExperimentStore(engine, owner=ANN.id)
+    owner_store.share(owner_store.list_experiments()[0].id, "private")
+    with pytest.raises(ExperimentNotFoundError):
+        bob.reviews(run_id, outcomes)

@@ -15,7 +15,16 @@ from sqlalchemy import Engine, inspect, select, text
 from tests.fixtures.costs import utc_ms
 from yiem import costs
 from yiem.compare import Vote, VoteStore
-from yiem.experiments import Dataset, ExperimentResult, ExperimentStore, Variant, run_experiment, scorers
+from yiem.experiments import (
+    Dataset,
+    ExperimentResult,
+    ExperimentStore,
+    RunSpec,
+    Variant,
+    run_experiment,
+    run_spec,
+    scorers,
+)
 from yiem.identity import LOCAL_OWNER_ID
 from yiem.scripted_llm import ScriptedLlm
 from yiem.store import (
@@ -185,6 +194,27 @@ def _experiment(engine: Engine, owner: str) -> tuple[str, ExperimentResult]:
     variant = Variant(name="v", llm=ScriptedLlm([f"answer of {owner}"]))
     result = run_experiment(data, [variant], [scorers.contains()], name=f"quiz of {owner}", store=store)
     return store.experiment_named(f"quiz of {owner}"), result
+
+
+def test_costs_lists_an_experiment_by_name_only_while_its_owner_shares_it(any_store_url: str) -> None:
+    engine = create_store_engine(any_store_url)
+    exp_a, _ = _experiment(engine, A)
+    ann = ExperimentStore(engine, A)
+    ann.share(exp_a, "edit")
+    # B runs A's shared experiment: B's own requests, counted on B's Costs page under its name.
+    bob = ExperimentStore(engine, B)
+    data = Dataset.from_records([{"id": "q", "input": "question of bob", "expected": "answer"}])
+    spec = RunSpec.build(data, [Variant(name="v", llm=ScriptedLlm(["answer"]))], [scorers.contains()])
+    run_spec(spec, bob.recorder(bob.create_run(spec, exp_a)))
+    assert costs.experiment_options(engine, B) == [(exp_a, f"quiz of {A}")]
+    ann.share(exp_a, "read")
+    assert costs.experiment_options(engine, B) == [(exp_a, f"quiz of {A}")]  # read: still B's to see
+    ann.share(exp_a, "private")
+    assert costs.experiment_options(engine, B) == []  # its name is A's again
+    assert costs.experiment_options(engine, A) == [(exp_a, f"quiz of {A}")]
+    assert {e for e, _ in costs.experiment_options(engine, None)} == {exp_a}  # the admin's whole team
+    every_time = costs.UsageFilter(start_ms=0, end_ms=utc_ms("2100-01-01T00:00:00"))
+    assert costs.counts(engine, replace(every_time, owner=B)).requests == 1  # B's spending still counts
 
 
 def test_experiment_transcripts_and_costs_are_the_runners_own(any_store_url: str) -> None:

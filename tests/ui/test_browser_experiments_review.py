@@ -12,7 +12,7 @@ import krippendorff
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, open_app, screenshot, script_run
+from tests.fixtures.browser import StreamlitApp, open_app, screenshot, script_run, settled
 from tests.fixtures.oidc import OidcProvider
 from tests.ui.test_browser_sign_in import _sign_in, _sign_out, signed_app
 from yiem import ScriptedLlm
@@ -51,14 +51,21 @@ def _walk_queue(page: Any, says: dict[str, bool], who: str) -> list[tuple[str, s
     for left in range(4, 0, -1):
         heading = page.get_by_text(re.compile(rf"^{left} of 4 left · this answer is from Variant [AB]$"))
         expect(heading).to_be_visible(timeout=60_000)
-        # Each cell's parts are keyed by how many are left: never the last cell's, drawn until the run ends.
-        cell, form = page.locator(f".st-key-review_cell_{left}"), page.locator(f".st-key-review_form_{left}")
-        expect(form.get_by_label("Comment (optional)")).to_be_visible()
+        # The heading is drawn early in the run: the last cell's boxes may still be on the page, faded,
+        # until the run ends (the click's run can be the second after the comment box's own).
+        settled(page)
+        # Each cell's parts are keyed by how many are left and by the cell: never another cell's.
+        cell = page.locator(f'[class*="st-key-review_cell_{left}_"]')
+        form = page.locator(f'[class*="st-key-review_form_{left}_"]')
+        expect(cell).to_have_count(1)
+        comment = form.get_by_label("Comment (optional)")
+        expect(comment).to_be_visible()
+        expect(comment).to_have_value("")  # the last cell's comment never carries over to this one
         words = cell.inner_text()
         assert "model-north" not in words and "model-south" not in words
         task, answer = (t.inner_text() for t in cell.locator('[data-testid="stText"]').all())
         verdict = says[f"{task}->{answer}"]
-        form.get_by_label("Comment (optional)").fill(f"{who} on {task} {answer}")
+        comment.fill(f"{who} on {task} {answer}")
         with script_run(page):  # the page drawn anew, the last cell's boxes gone
             if left == 4:
                 # The keyboard shortcut, away from the text boxes (a letter typed in one stays there).

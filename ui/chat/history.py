@@ -10,6 +10,7 @@ from ui.chat.timeline import draw_timeline
 from ui.chat.views import draw_chat_view
 from ui.clipboard import copy_button, listen_for_copies
 from ui.messages import draw_blocks, draw_tool_call, draw_tool_result
+from ui.review_form import draw_reply_review, reply_reviews
 from ui.state import EDITING, HISTORY_SHOWN, NOTICE, PENDING, REGEN_MODEL
 from yiem.chat import (
     ChatSession,
@@ -75,6 +76,7 @@ def draw_history(chat: ChatSession) -> None:
     replies = reply_ranges(shown, start)  # each reply's Timeline goes under its last assistant message
     asked = {call.id for m in shown if isinstance(m, AssistantMessageToolCall) for call in m.tool_calls}
     last_prompt = max((i for i, m in enumerate(chat.messages) if isinstance(m, UserMessage)), default=-1)
+    reviews = {} if chat.temporary else reply_reviews("chat", chat.conversation_id)
     for index, message in enumerate(shown, start):
         if isinstance(message, UserMessage):
             with st.chat_message("user", avatar=avatars.USER):
@@ -106,6 +108,8 @@ def draw_history(chat: ChatSession) -> None:
                         on_click=_fork,
                         args=(chat, index),
                     )
+                if index in replies and not chat.temporary:
+                    draw_reply_review("chat", chat.conversation_id, str(chat.message_ids[index]), reviews)
         elif message.tool_call_id not in asked:
             with st.chat_message("assistant", avatar=avatars.TOOL):
                 draw_tool_result(message, copyable=True)

@@ -6,6 +6,7 @@ import streamlit as st
 
 from ui.chat.timeline import draw_timeline
 from ui.messages import continue_in_chat, draw_blocks, draw_tool_call
+from ui.review_form import draw_reply_review
 from ui.state import COMPARE_BLIND, COMPARE_RUN
 from yiem.amounts import reply_words, stream_words
 from yiem.chat import reply_ranges, safe_markdown, tool_results_by_call
@@ -69,6 +70,8 @@ def _draw_column(
         _draw_latest_timeline(index, column)
     if column.conversation_id and column.status != "running" and not blind:
         continue_in_chat(column.conversation_id)
+        if finished and column.turns:
+            draw_reply_review("compare", column.conversation_id, str(column.turns))
 
 
 def draw_columns(comparison: Comparison, blind: bool) -> None:

@@ -10,7 +10,7 @@ import streamlit as st
 
 from ui import avatars
 from ui.chat.timeline import draw_timeline
-from ui.experiments.review import draw_cell_review
+from ui.experiments.review import draw_cell_review, review_store
 from ui.experiments.state import experiment_store
 from ui.messages import continue_in_chat
 from yiem.amounts import dollars, duration, tokens
@@ -145,9 +145,11 @@ def show_transcript(outcome: ItemOutcome, run_id: str) -> None:
 
 
 def draw_exports(result: ExperimentResult) -> None:
+    # Each cell's reviews go with it, those this person may read (others' words once they are open).
+    reviews = review_store().reviews(result.run_id, result.outcomes)
     exports = (
-        ("Results as CSV", result.to_csv(), "csv", "text/csv"),
-        ("Results as JSON", result.to_json(), "json", "application/json"),
+        ("Results as CSV", result.to_csv(reviews), "csv", "text/csv"),
+        ("Results as JSON", result.to_json(reviews), "json", "application/json"),
     )
     for column, (label, body, suffix, mime) in zip(st.columns(2), exports, strict=True):
         column.download_button(

@@ -3,7 +3,9 @@ automatic ones, agreement (Krippendorff's alpha) and the cells where the judge a
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -11,7 +13,7 @@ import streamlit as st
 
 from ui.bootstrap import owner, store_engine
 from ui.experiments.state import draft, save
-from ui.state import REVIEW_ERROR, review_field
+from ui.review_form import Verdict, describe, draw_form
 from yiem.experiments import (
     HUMAN_SCORER,
     Agreement,
@@ -19,7 +21,6 @@ from yiem.experiments import (
     ItemOutcome,
     OutcomeKey,
     Review,
-    ReviewError,
     ReviewStore,
     disagreements,
     judge_agreement,
@@ -30,7 +31,9 @@ from yiem.experiments import (
     with_human_scores,
 )
 from yiem.identity import Owner
-from yiem.store import StoreError, database_url
+from yiem.store import database_url
+
+KEEP_LABEL = "Keep this as the item's expected answer"
 
 
 def review_store() -> ReviewStore:
@@ -47,18 +50,26 @@ def draw_queue(result: ExperimentResult) -> None:
     outcome = cell.outcome
     item = next((i for i in result.dataset.items if i.id == outcome.item_id), None)
     st.markdown(f"**{cell.left} of {cell.total} left** · this answer is from **{cell.blind_name}**")
-    # Keyed by how many are left, so a cell's words and boxes are never the last cell's, still drawn.
-    with st.container(border=True, key=f"review_cell_{cell.left}"):
+    where = f"{result.run_id}_{outcome.item_id}_{outcome.variant}_{outcome.repeat}"
+    # Keyed by how many are left and by the cell itself, so a cell's words and boxes are never another
+    # cell's (the last one's, still drawn faded; or one a resumed run put at the same count).
+    cell_key = f"{cell.left}_{hashlib.sha256(where.encode()).hexdigest()[:12]}"
+    with st.container(border=True, key=f"review_cell_{cell_key}"):
         st.caption("The task")
         st.text(item.input if item is not None else outcome.item_id)
         if item is not None and item.expected:
             st.caption(f"Expected: {item.expected}")
         st.caption("The answer")
         st.text(outcome.error or outcome.output or "(no text)")
-    where = f"{result.run_id}_{outcome.item_id}_{outcome.variant}_{outcome.repeat}"
     st.caption("Shortcuts: G for good, B for bad.")
-    with st.container(key=f"review_form_{cell.left}"):
-        _review_form(result.run_id, outcome, where, "review", shortcuts=True)
+    with st.container(key=f"review_form_{cell_key}"):
+        draw_form(
+            where,
+            _keeper(result.run_id, outcome.key),
+            keep_label=KEEP_LABEL,
+            shortcuts=True,
+            buttons="review",
+        )
 
 
 def draw_cell_review(run_id: str, outcome: ItemOutcome) -> None:
@@ -72,51 +83,31 @@ def draw_cell_review(run_id: str, outcome: ItemOutcome) -> None:
         ),
         None,
     )
+    saved = (
+        None
+        if mine is None
+        else Verdict(mine.passed, mine.rating, mine.comment, mine.expected, mine.use_expected)
+    )
     st.markdown("**Your review**")
-    if mine is not None:
-        stars = f", {mine.rating} stars" if mine.rating else ""
-        st.caption(
-            ("👍 good" if mine.passed else "👎 bad") + stars + (f": {mine.comment}" if mine.comment else "")
-        )
+    if saved is not None:
+        st.caption(describe(saved))
     where = f"cell_{run_id}_{outcome.item_id}_{outcome.variant}_{outcome.repeat}"
-    _review_form(run_id, outcome, where, "cell_review", shortcuts=False)
+    draw_form(where, _keeper(run_id, outcome.key), saved=saved, keep_label=KEEP_LABEL, buttons="cell_review")
 
 
-def _review_form(run_id: str, outcome: ItemOutcome, where: str, prefix: str, *, shortcuts: bool) -> None:
-    st.feedback("stars", key=review_field("rating", where).name)
-    st.text_area("Comment (optional)", key=review_field("comment", where).name)
-    st.text_area("What it should have said (optional)", key=review_field("expected", where).name)
-    st.checkbox("Keep this as the item's expected answer", key=review_field("keep", where).name)
-    error = REVIEW_ERROR.pop()
-    if error:
-        st.error(error)
-    good, bad = st.columns(2)
-    # Kept in the click's callback, so the same script run draws the next state.
-    for column, label, shortcut, verdict in ((good, "👍 Good", "G", True), (bad, "👎 Bad", "B", False)):
-        column.button(
-            label,
-            key=f"{prefix}_{'good' if verdict else 'bad'}",
-            shortcut=shortcut if shortcuts else None,
-            width="stretch",
-            on_click=_keep,
-            args=(run_id, outcome.key, verdict, where),
-        )
-
-
-def _keep(run_id: str, key: OutcomeKey, verdict: bool, where: str) -> None:
-    rating = review_field("rating", where).get()
-    try:
+def _keeper(run_id: str, key: OutcomeKey) -> Callable[[Verdict], None]:
+    def keep(verdict: Verdict) -> None:
         review_store().save(
             run_id,
             key,
-            passed=verdict,
-            rating=None if rating is None else rating + 1,  # st.feedback's stars are 0-4
-            comment=review_field("comment", where).get() or "",
-            expected=review_field("expected", where).get() or "",
-            use_expected=bool(review_field("keep", where).get()),
+            passed=verdict.passed,
+            rating=verdict.rating,
+            comment=verdict.comment,
+            expected=verdict.expected,
+            use_expected=verdict.keep,
         )
-    except (ReviewError, StoreError) as error:
-        REVIEW_ERROR.set(f"Your review was not kept: {error}")
+
+    return keep
 
 
 def draw_assignment(result: ExperimentResult) -> None:

@@ -54,6 +54,12 @@ class ColumnState:
     history: list[AgentMessage] = field(default_factory=list)
     """A reopened column's earlier messages: its agent continues from them."""
 
+    @property
+    def turns(self) -> int:
+        """How many prompts its conversation has answered: the latest turn's number, which names its reply."""
+        messages = self.agent.state.messages if self.agent is not None else self.history
+        return sum(isinstance(message, UserMessage) for message in messages)
+
 
 class Comparison:
     """Columns that answer the same prompts side by side; follow-ups continue each column's conversation.

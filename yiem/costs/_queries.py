@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from sqlalchemy import Engine, and_, exists, func, select, true
+from sqlalchemy import ColumnElement, Engine, and_, exists, func, select, true
 
 from yiem.costs._models import (
     BreakdownRow,
@@ -29,7 +29,14 @@ from yiem.costs._periods import (
 )
 from yiem.costs._sql import counts_query, cube_query, per_conversation, read_counts, read_totals
 from yiem.identity import LOCAL_OWNER_ID
-from yiem.store import COMPARE_SOURCE, SAMPLING_SOURCE, conversations, experiments, usage
+from yiem.store import (
+    COMPARE_SOURCE,
+    SAMPLING_SOURCE,
+    conversations,
+    experiments,
+    usage,
+    visible_experiments,
+)
 
 # Above this many requests a median is read from an evenly spread sample of them (by id), so the
 # page never pulls every latency out of the database; at or below it the median is exact.
@@ -258,14 +265,17 @@ def conversation_titles(
 
 
 def experiment_options(engine: Engine, owner: str | None = LOCAL_OWNER_ID) -> list[tuple[str, str]]:
-    """The experiments that have usage rows of `owner` (None: anyone's), as (id, name), the most
-    recently edited first."""
+    """The experiments that have usage rows of `owner` (None: anyone's) and that `owner` may see, as
+    (id, name), the most recently edited first."""
     spent = exists().where(usage.c.experiment_id == experiments.c.id)  # a seek on ix_usage_experiment
+    shown: ColumnElement[bool] = true()
     if owner is not None:
         spent = spent.where(usage.c.owner == owner)
+        # Their usage of an experiment its owner later made private stays counted; its name is not theirs.
+        shown = visible_experiments(owner)
     query = (
         select(experiments.c.id, experiments.c.name)
-        .where(spent)
+        .where(spent, shown)
         .order_by(experiments.c.updated_ms.desc(), experiments.c.id)
     )
     with engine.connect() as conn:

@@ -44,10 +44,9 @@ from yiem.experiments._results import (
     pareto_front,
     summarize,
 )
+from yiem.experiments._review_model import Review
 from yiem.experiments._reviews import (
     QueueCell,
-    Review,
-    ReviewError,
     ReviewPermissionError,
     ReviewStore,
     blind_names,
@@ -86,6 +85,7 @@ from yiem.experiments._storage import (
 )
 from yiem.experiments._variant import CUSTOM_PROVIDER, Variant, VariantError
 from yiem.experiments.scorers import AnyScorer, ScorerError, ScorerSpecError
+from yiem.store import ReviewError
 
 __all__ = [
     "CUSTOM_PROVIDER",

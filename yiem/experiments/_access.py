@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from sqlalchemy import ColumnElement, or_, select
+from sqlalchemy import ColumnElement, select
 
-from yiem.store import PRIVATE, StoreError, experiment_runs, experiments
+from yiem.store import StoreError, experiment_runs, experiments, visible_experiments
 
 Sharing = Literal["private", "read", "edit"]
 SHARINGS: tuple[Sharing, ...] = get_args(Sharing)
@@ -62,7 +62,7 @@ class Access:
 
     def visible(self) -> ColumnElement[bool]:
         """The experiments this person sees: their own and the ones shared with the team."""
-        return or_(experiments.c.owner == self.owner, experiments.c.sharing != PRIVATE)
+        return visible_experiments(self.owner)
 
     def visible_runs(self) -> Any:
         """The ids of the runs of the experiments this person sees (a subquery)."""

@@ -15,7 +15,7 @@ import numpy as np
 
 from yiem.experiments._outcome import ItemOutcome, OutcomeKey, Score
 from yiem.experiments._results import Comparison, compare
-from yiem.experiments._reviews import Review
+from yiem.experiments._review_model import Review
 from yiem.experiments._stats import wilson_interval
 
 HUMAN_SCORER = "human"

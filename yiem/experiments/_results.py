@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from yiem.experiments._dataset import Dataset
-from yiem.experiments._outcome import ItemOutcome
+from yiem.experiments._outcome import ItemOutcome, OutcomeKey
+from yiem.experiments._review_model import Review
 from yiem.experiments._stats import mcnemar_exact, percentile, wilson_interval
 from yiem.types import LlmUsage, replace_lone_surrogates
 
@@ -242,9 +243,11 @@ class ExperimentResult(BaseModel):
 
     # --- exports ---------------------------------------------------------------------------
 
-    def rows(self) -> list[dict[str, Any]]:
-        """One flat row per outcome: item, variant, output, pass, each score, cost, latency, tokens."""
+    def rows(self, reviews: Sequence[Review] | None = None) -> list[dict[str, Any]]:
+        """One flat row per outcome: item, variant, output, pass, each score, cost, latency, tokens; with
+        `reviews` (those the reader may see), each cell's counts of thumbs and its reviews as JSON."""
         items = {item.id: item for item in self.dataset.items}
+        by_cell = _reviews_by_cell(reviews or [])
         rows = []
         for o in self.outcomes:
             item = items.get(o.item_id)
@@ -272,6 +275,11 @@ class ExperimentResult(BaseModel):
                 error=o.error,
                 conversation_id=o.conversation_id,
             )
+            if reviews is not None:
+                cell = by_cell.get(o.key, [])
+                row["reviews.up"] = sum(review.passed for review in cell)
+                row["reviews.down"] = sum(not review.passed for review in cell)
+                row["reviews"] = json.dumps([review.exported() for review in cell], ensure_ascii=False)
             rows.append(row)
         return rows
 
@@ -281,9 +289,9 @@ class ExperimentResult(BaseModel):
 
         return pandas.DataFrame(self.rows())
 
-    def to_csv(self) -> str:
-        """The rows as CSV text."""
-        rows = self.rows()
+    def to_csv(self, reviews: Sequence[Review] | None = None) -> str:
+        """The rows as CSV text (with `reviews`, each cell's reviews too)."""
+        rows = self.rows(reviews)
         if not rows:
             return ""
         out = io.StringIO()
@@ -292,8 +300,20 @@ class ExperimentResult(BaseModel):
         writer.writerows(rows)
         return out.getvalue()
 
-    def to_json(self) -> str:
-        """The whole result (dataset, outcomes with transcripts, summaries) as JSON."""
+    def to_json(self, reviews: Sequence[Review] | None = None) -> str:
+        """The whole result (dataset, outcomes with transcripts, summaries) as JSON; with `reviews`
+        (those the reader may see), each outcome's reviews under "reviews"."""
         data = self.model_dump(mode="json", by_alias=True)
         data["summary"] = [s.model_dump(mode="json") for s in self.summary()]
+        if reviews is not None:
+            by_cell = _reviews_by_cell(reviews)
+            for outcome, dumped in zip(self.outcomes, data["outcomes"], strict=True):
+                dumped["reviews"] = [review.exported() for review in by_cell.get(outcome.key, [])]
         return json.dumps(replace_lone_surrogates(data), ensure_ascii=False)
+
+
+def _reviews_by_cell(reviews: Sequence[Review]) -> dict[OutcomeKey, list[Review]]:
+    found: dict[OutcomeKey, list[Review]] = {}
+    for review in reviews:
+        found.setdefault(review.key, []).append(review)
+    return found

@@ -11,18 +11,19 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, Field, field_validator
 from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.sql import ColumnElement
 
-from yiem.errors import YiemError
 from yiem.experiments._dataset import Dataset
 from yiem.experiments._outcome import ItemOutcome, OutcomeKey
+from yiem.experiments._review_model import Review
 from yiem.experiments._storage import ExperimentStore
 from yiem.identity import LOCAL_OWNER, Owner
 from yiem.store import (
+    ReviewError,
     StoreError,
+    check_rating,
     conversations,
     experiment_outcomes,
     experiment_reviews,
@@ -33,38 +34,8 @@ from yiem.store import (
 from yiem.types import replace_lone_surrogates
 
 
-class ReviewError(YiemError, ValueError):
-    """A review that cannot be kept (a rating outside 1-5, a cell the run does not have)."""
-
-
 class ReviewPermissionError(StoreError):
     """Only the run's owner may assign reviewers or open everyone's comments early."""
-
-
-class Review(BaseModel):
-    """One person's review of one cell; `comment` and `expected` are blank when hidden from the reader."""
-
-    item_id: str
-    variant: str
-    repeat: int = 0
-    reviewer: str
-    reviewer_name: str = ""
-    passed: bool
-    rating: int | None = Field(default=None)
-    comment: str = ""
-    expected: str = ""
-    use_expected: bool = False
-    hidden: bool = False
-
-    @field_validator("rating")
-    @classmethod
-    def _rating_in_range(cls, value: int | None) -> int | None:
-        _check_rating(value)
-        return value
-
-    @property
-    def key(self) -> OutcomeKey:
-        return (self.item_id, self.variant, self.repeat)
 
 
 @dataclass(frozen=True)
@@ -90,11 +61,6 @@ def _letters(index: int) -> str:
         index, rest = divmod(index - 1, 26)
         name = chr(ord("A") + rest) + name
     return name
-
-
-def _check_rating(value: int | None) -> None:
-    if value is not None and not 1 <= value <= 5:
-        raise ReviewError(f"A rating is 1 to 5 stars; {value} is not one.")
 
 
 def _now_ms() -> int:
@@ -129,7 +95,7 @@ class ReviewStore:
         """Keep this person's review of a cell, replacing their earlier one."""
         self._seen(run_id)
         item_id, variant, repeat = key
-        _check_rating(rating)
+        check_rating(rating)
         review = Review(
             item_id=item_id,
             variant=variant,

@@ -14,12 +14,19 @@ from yiem.store._errors import (
     StoreError,
     StoreUnavailableError,
 )
-from yiem.store._experiment_tables import PRIVATE, experiment_outcomes, experiment_runs, experiments
+from yiem.store._experiment_tables import (
+    PRIVATE,
+    experiment_outcomes,
+    experiment_runs,
+    experiments,
+    visible_experiments,
+)
 from yiem.store._library_tables import saved_prompts, setup_presets
 from yiem.store._message_search import MATCH_END, MATCH_START
 from yiem.store._messages import LEAF, MessagePath, MessageTree, StoredMessage
 from yiem.store._migrations import SCHEMA_VERSION, current_schema_version
-from yiem.store._review_tables import experiment_reviews, review_assignments, review_reveals
+from yiem.store._reply_reviews import ReplyKind, ReplyReview, ReplyReviewStore, ReviewError, check_rating
+from yiem.store._review_tables import experiment_reviews, reply_reviews, review_assignments, review_reveals
 from yiem.store._schema import (
     ERROR_STOP_REASON,
     USAGE_HOUR_EXPRESSION,
@@ -50,6 +57,10 @@ __all__ = [
     "DemoDataError",
     "MessagePath",
     "MessageTree",
+    "ReplyKind",
+    "ReplyReview",
+    "ReplyReviewStore",
+    "ReviewError",
     "SchemaTooNewError",
     "StoreBusyError",
     "StoreCorruptError",
@@ -60,6 +71,7 @@ __all__ = [
     "budget_reservations",
     "budgets",
     "check_collections",
+    "check_rating",
     "check_runs",
     "compare_runs",
     "compare_votes",
@@ -74,6 +86,7 @@ __all__ = [
     "generate",
     "mcp_sign_ins",
     "messages",
+    "reply_reviews",
     "review_assignments",
     "review_reveals",
     "saved_prompts",
@@ -84,4 +97,5 @@ __all__ = [
     "usage_hourly",
     "usage_row",
     "view_copies",
+    "visible_experiments",
 ]

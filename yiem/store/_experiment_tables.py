@@ -13,6 +13,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
+    ColumnElement,
     Float,
     ForeignKey,
     Index,
@@ -42,6 +43,12 @@ experiments = Table(
     Index("ix_experiments_updated", "updated_ms"),
     Index("ix_experiments_owner", "owner", "updated_ms"),
 )
+
+
+def visible_experiments(owner: str) -> ColumnElement[bool]:
+    """The experiments `owner` may see: their own and those shared with the team (the one rule of it)."""
+    return (experiments.c.owner == owner) | (experiments.c.sharing != PRIVATE)
+
 
 # One run: the spec it ran (the dataset frozen in it, so later edits never change a past run).
 experiment_runs = Table(

@@ -265,6 +265,12 @@ def _migrate_21_to_22(conn: Connection) -> None:
             conn.execute(text(f"ALTER TABLE {table_name} ADD COLUMN {column_name} {kind}"))
 
 
+def _migrate_22_to_23(conn: Connection) -> None:
+    # Version 23 adds reply_reviews (each person's reviews of Chat and Compare replies); create_all
+    # after the steps makes the table, so this step only has to exist to be counted.
+    del conn
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
@@ -287,6 +293,7 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     19: _migrate_19_to_20,
     20: _migrate_20_to_21,
     21: _migrate_21_to_22,
+    22: _migrate_22_to_23,
 }
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 
