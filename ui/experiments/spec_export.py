@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.experiments.state import WIDGET_PREFIX
+from ui.state import experiment_widget
 from yiem.experiments import ExperimentDraft, spec_file_json
 
 
@@ -18,5 +18,5 @@ def draw_spec_export(draft: ExperimentDraft, experiment_id: str | None) -> None:
         icon=":material/download:",
         disabled=not draft.variants or not draft.dataset.items,
         help="Run it from the command line or CI: python -m yiem experiments run FILE",
-        key=f"{WIDGET_PREFIX}export_spec",
+        key=experiment_widget("export_spec").name,
     )
