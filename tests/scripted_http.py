@@ -178,6 +178,12 @@ def openai_text_stream(*parts: str, usage: dict[str, Any] | None = None, done: b
     return events
 
 
+def openai_text_reply(text: str, prompt_tokens: int = 12, completion_tokens: int = 1) -> Reply:
+    """A whole streamed OpenAI-style answer of `text`, with its usage."""
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
+    return sse_reply(openai_text_stream(text, usage=usage))
+
+
 def anthropic_event(kind: str, **data: Any) -> bytes:
     """One Anthropic stream event (the SSE event name and the data `type` agree)."""
     return sse({"type": kind, **data}, event=kind)

@@ -4,7 +4,9 @@ prints are the ones the Experiments page computes from the stored run, and its e
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import os
+import subprocess
+import sys
 from pathlib import Path
 from time import perf_counter
 from typing import Any
@@ -13,7 +15,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from tests.experiments.models import smol_variant
-from tests.scripted_http import Reply, ScriptedServer, openai_text_stream
+from tests.scripted_http import ScriptedServer, openai_text_reply
 from yiem.__main__ import cli
 from yiem.experiments import (
     Dataset,
@@ -33,18 +35,6 @@ from yiem.store import create_store_engine
 
 ROOT = Path(__file__).resolve().parents[2]
 ITEMS = 200
-
-
-@pytest.fixture
-def scripted() -> Iterator[ScriptedServer]:
-    server = ScriptedServer()
-    yield server
-    server.close()
-
-
-def _reply(word: str, prompt_tokens: int = 20) -> Reply:
-    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": 1}
-    return Reply(headers={"Content-Type": "text/event-stream"}, chunks=openai_text_stream(word, usage=usage))
 
 
 def _scripted_variant(server: ScriptedServer) -> Variant:
@@ -77,24 +67,27 @@ def _as_json(result: Result) -> dict[str, Any]:
     return data
 
 
+# 400 items, 200 of them SmolLM2's: about 2 minutes at load 6 on 2 cores, 5 at load 17.
+@pytest.mark.llama
+@pytest.mark.timeout(1200)
 def test_the_cli_run_shows_the_pages_pass_rates_and_mcnemar_p_for_the_stored_run(
-    tmp_path: Path, llama_server: LocalLlmServer, scripted: ScriptedServer
+    tmp_path: Path, llama_server: LocalLlmServer, scripted_server: ScriptedServer
 ) -> None:
     database = f"sqlite:///{tmp_path / 'store.db'}"
     # The baseline: the scripted model fails every 10th item; the candidate run fails every 4th.
-    scripted.script(*(_reply("no" if i % 10 == 0 else "yes") for i in range(ITEMS)))
-    baseline_file = _spec_file(tmp_path, [_scripted_variant(scripted)])
+    scripted_server.script(*(openai_text_reply("no" if i % 10 == 0 else "yes") for i in range(ITEMS)))
+    baseline_file = _spec_file(tmp_path, [_scripted_variant(scripted_server)])
     baseline = _as_json(_run(str(baseline_file), "--database", database, "--format", "json"))
     assert baseline["exit_code"] == 0 and baseline["summary"][0]["passed"] == ITEMS - 20
 
-    scripted.script(*(_reply("no" if i % 4 == 0 else "yes") for i in range(ITEMS)))
-    smol = smol_variant(llama_server, max_tokens=2)
-    candidate_file = _spec_file(tmp_path, [smol, _scripted_variant(scripted)])
+    scripted_server.script(*(openai_text_reply("no" if i % 4 == 0 else "yes") for i in range(ITEMS)))
+    smol = smol_variant(llama_server, max_tokens=1)
+    candidate_file = _spec_file(tmp_path, [smol, _scripted_variant(scripted_server)])
     started = perf_counter()
     printed = _run(
         str(candidate_file), "--database", database, "--baseline", baseline["run_id"], "--format", "json"
     )
-    print(f"{ITEMS} items x 2 variants (SmolLM2 max_tokens 2) in {perf_counter() - started:.1f} s")
+    print(f"{ITEMS} items x 2 variants (SmolLM2 max_tokens 1) in {perf_counter() - started:.1f} s")
     out = _as_json(printed)
     assert out["exit_code"] == 0 and out["status"] == "finished" and out["done"] == 2 * ITEMS
 
@@ -122,9 +115,9 @@ def test_the_cli_run_shows_the_pages_pass_rates_and_mcnemar_p_for_the_stored_run
     assert comparison["p_value"] == page_comparison.p_value and comparison["regression"] is True
 
     # The summary table says the same in words, and --fail-on-regression makes it exit 1.
-    scripted.script(*(_reply("no" if i % 4 == 0 else "yes") for i in range(ITEMS)))
+    scripted_server.script(*(openai_text_reply("no" if i % 4 == 0 else "yes") for i in range(ITEMS)))
     failing = _run(
-        str(_spec_file(tmp_path, [_scripted_variant(scripted)])),
+        str(_spec_file(tmp_path, [_scripted_variant(scripted_server)])),
         "--database", database, "--baseline", baseline["run_id"], "--fail-on-regression",
     )  # fmt: skip
     assert failing.exit_code == 1, failing.output
@@ -134,13 +127,15 @@ def test_the_cli_run_shows_the_pages_pass_rates_and_mcnemar_p_for_the_stored_run
 
 
 def test_a_budget_that_stops_the_run_exits_1_in_words(
-    tmp_path: Path, scripted: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A priced model (gpt-4o-mini's catalog price) whose server is the scripted one, with the server's key.
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-cli")
-    monkeypatch.setenv("OPENAI_BASE_URL", f"{scripted.url}/v1")
-    scripted.script(*(_reply("yes", prompt_tokens=10_000) for _ in range(20)))
-    priced = Variant(name="mini", provider="openai", base_url=f"{scripted.url}/v1", model_id="gpt-4o-mini")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{scripted_server.url}/v1")
+    scripted_server.script(*(openai_text_reply("yes", prompt_tokens=10_000) for _ in range(20)))
+    priced = Variant(
+        name="mini", provider="openai", base_url=f"{scripted_server.url}/v1", model_id="gpt-4o-mini"
+    )
     database = f"sqlite:///{tmp_path / 'store.db'}"
     result = _run(
         str(_spec_file(tmp_path, [priced], items=20)), "--database", database, "--max-cost", "0.003"
@@ -154,19 +149,16 @@ def test_a_budget_that_stops_the_run_exits_1_in_words(
 
 
 def test_runs_are_the_users_own_and_a_baseline_not_shared_with_them_is_refused(
-    tmp_path: Path, scripted: ScriptedServer
+    tmp_path: Path, scripted_server: ScriptedServer
 ) -> None:
     database = f"sqlite:///{tmp_path / 'store.db'}"
-    scripted.script(*(_reply("yes") for _ in range(3)))
-    ann = _as_json(
-        _run(str(_spec_file(tmp_path, [_scripted_variant(scripted)], items=3)), "--database", database,
-             "--user", "ann", "--format", "json")
-    )  # fmt: skip
+    scripted_server.script(*(openai_text_reply("yes") for _ in range(3)))
+    spec = str(_spec_file(tmp_path, [_scripted_variant(scripted_server)], items=3))
+    ann = _as_json(_run(spec, "--database", database, "--user", "ann", "--format", "json"))
     engine = create_store_engine(database)
     assert [r.owner for r in ExperimentStore(engine, "ann").list_experiments()] == ["ann"]
     assert ExperimentStore(engine, "bob").list_experiments() == []
-    refused = _run(str(_spec_file(tmp_path, [_scripted_variant(scripted)], items=3)), "--database", database,
-                   "--user", "bob", "--baseline", ann["run_id"])  # fmt: skip
+    refused = _run(spec, "--database", database, "--user", "bob", "--baseline", ann["run_id"])
     assert refused.exit_code == 2 and "not shared with you" in refused.stderr
     assert ExperimentStore(engine, "bob").list_experiments() == []  # nothing was made for a refused run
 
@@ -194,15 +186,15 @@ def test_a_bad_spec_file_gets_words_and_exit_2(tmp_path: Path, content: str | No
 
 
 def test_an_unknown_baseline_or_an_unreachable_database_exits_2(
-    tmp_path: Path, scripted: ScriptedServer
+    tmp_path: Path, scripted_server: ScriptedServer
 ) -> None:
-    spec = str(_spec_file(tmp_path, [_scripted_variant(scripted)], items=2))
+    spec = str(_spec_file(tmp_path, [_scripted_variant(scripted_server)], items=2))
     unknown = _run(spec, "--database", f"sqlite:///{tmp_path / 'store.db'}", "--baseline", "nosuchrun")
     assert unknown.exit_code == 2 and "No experiment run with id 'nosuchrun'" in unknown.stderr
     unreachable = _run(spec, "--database", "postgresql://nobody@127.0.0.1:9/yiem")
     assert unreachable.exit_code == 2, unreachable.output
     assert "Could not open the database" in unreachable.stderr
-    assert scripted.requests == []  # nothing ran
+    assert scripted_server.requests == []  # nothing ran
 
 
 def test_help_on_every_command_and_the_published_schema_is_the_files() -> None:
@@ -220,3 +212,41 @@ def test_the_readmes_example_spec_is_a_spec_this_yiem_runs() -> None:
     spec = load_spec_file(example).run_spec()
     check_spec(spec)
     assert [v.provider for v in spec.variants] == ["local"] and len(spec.dataset.items) == 5
+
+
+def _terminal_run(spec: str, database: str, ci: bool) -> tuple[int, str]:
+    """`python -m yiem experiments run` with stderr on a terminal (a pty): its exit code and stderr."""
+    env = {key: value for key, value in os.environ.items() if key != "CI"}
+    env.update({"PYTHONPATH": str(ROOT), **({"CI": "true"} if ci else {})})
+    leader, follower = os.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "yiem", "experiments", "run", spec, "--database", database],
+            stdout=subprocess.DEVNULL,
+            stderr=follower,
+            env=env,
+            timeout=120,
+        )
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal's other end is closed: all was read
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(leader)
+    return done.returncode, b"".join(chunks).decode(errors="replace")
+
+
+def test_a_progress_bar_on_a_terminal_and_none_in_ci(tmp_path: Path, scripted_server: ScriptedServer) -> None:
+    spec = str(_spec_file(tmp_path, [_scripted_variant(scripted_server)], items=3))
+    database = f"sqlite:///{tmp_path / 'store.db'}"
+    scripted_server.script(*(openai_text_reply("yes") for _ in range(6)))
+    code, shown = _terminal_run(spec, database, ci=False)
+    assert code == 0 and "Running" in shown and "100%" in shown, shown
+    code, shown = _terminal_run(spec, database, ci=True)
+    assert code == 0 and "Running" not in shown, shown
