@@ -19,17 +19,18 @@ if TYPE_CHECKING:
 
     from yiem.agent import Agent
     from yiem.chat import ChatSession, Document, SavedPrompt
+    from yiem.checks import CheckRun
     from yiem.compare import Comparison
     from yiem.experiments import BackgroundRun, ExperimentDraft
-    from yiem.explorer import ServerQuestions
+    from yiem.explorer import CallRecord, ServerEvents, ServerQuestions, ToolCallRun
     from yiem.identity import Owner
     from yiem.llm import LlmClient
-    from yiem.mcp import McpClient
+    from yiem.mcp import McpClient, McpResourceTemplate, McpServerConfig, McpTool, ResourceContents
     from yiem.mcp.apps import ViewCache
     from yiem.model_setup import ModelSetup
     from yiem.store import ConversationStore
     from yiem.tool_registry import ToolRegistry
-    from yiem.types import LlmModel, UserMessage
+    from yiem.types import AnyAssistantMessage, LlmModel, UserMessage
 
 T = TypeVar("T")
 
@@ -248,3 +249,83 @@ def dataset_base(version: int) -> Key[pd.DataFrame]:
 def review_field(field: str, where: str) -> Key[Any]:
     """One review form's widget (`rating`, `comment`, `expected`, `keep`) for the outcome at `where`."""
     return Key(f"review_{field}_{where}")
+
+
+# Tools (the MCP explorer).
+TOOLS_LISTINGS: Key[dict[tuple[str, str], list[Any]]] = Key("tools-listings")  # (server, kind) -> items
+RESOURCE_CONTENTS: Key[tuple[str, str, Any]] = Key(
+    "tools-resource-contents"
+)  # (server, uri, read or why not)
+PROMPT_RESULT: Key[tuple[str, str, Any]] = Key("tools-prompt-result")  # (server, prompt, result or why not)
+TOOL_RUN: Key[ToolCallRun] = Key("tools-run")
+TOOL_HISTORY: Key[list[CallRecord]] = Key("tools-history")
+LAST_CALLS: Key[dict[tuple[str, str], CallRecord]] = Key("tools-last")  # (server, tool) -> last finished
+CALL_TIMEOUT: Key[float] = Key("tools-timeout")
+HISTORY_ERROR: Key[str] = Key("tools-history-error")
+TOOLS_TAB: Key[str] = Key("tools-tab")
+CHECKS_LAST_RUN: Key[tuple[str, CheckRun]] = Key("checks-last-run")  # (collection id, its last run)
+CHECKS_ACCEPTED: Key[str] = Key("checks-accepted")
+SERVER_CHOICE: Key[str] = Key("tools-server")
+CHOOSE_NEXT: Key[str] = Key("tools-server-next")  # chosen on the next run: the box may be drawn already
+ADDED_SERVERS: Key[dict[str, McpServerConfig]] = Key("tools-added-servers")  # typed in this session
+CONNECT_ERRORS: Key[dict[str, str]] = Key("tools-connect-errors")
+PINGS: Key[dict[str, str]] = Key("tools-pings")
+TOOL_LISTS: Key[dict[str, list[McpTool]]] = Key("tools-lists")
+SAVE_PROBLEM: Key[str | None] = Key("tools-save-problem")
+SERVER_EVENTS: Key[dict[str, ServerEvents]] = Key("tools-events")
+SAMPLING_REPLIES: Key[dict[str, tuple[AnyAssistantMessage, LlmModel]]] = Key("tools-sampling-replies")
+AGREED_URLS: Key[list[str]] = Key("tools-agreed-urls")
+QUESTIONS_DRAWN: Key[set[str]] = Key("tools-questions-drawn")
+SAMPLING_CONVERSATIONS: Key[dict[str, str]] = Key("tools-sampling-conversations")
+OPENED_LINKS: Key[dict[str, list[ResourceContents] | str]] = Key("tools-opened-links")
+SIGN_IN_NEEDED: Key[dict[str, tuple[str, Any]]] = Key("tools-sign-in-needed")  # server -> (URL, challenge)
+SIGN_IN_STARTED: Key[dict[str, str]] = Key("tools-sign-in-started")  # server -> the sign-in page
+SIGNED_IN: Key[tuple[str, McpServerConfig]] = Key("tools-signed-in")  # connect it on this run
+TASK_RESULT: Key[dict[str, tuple[str, Any, str | None]]] = Key("tools-task-result")
+TASK_NOTE: Key[dict[str, str]] = Key("tools-task-note")  # server -> what the last Cancel did
+SUBSCRIBED: Key[dict[str, set[str]]] = Key("tools-subscribed")  # server -> URIs
+TEMPLATES: Key[dict[str, list[McpResourceTemplate]]] = Key("tools-templates")
+TEMPLATE_CONTENTS: Key[tuple[str, str, Any]] = Key("tools-template-contents")
+TOOLS_VIEWS: Key[ViewCache] = Key("tools-views")
+
+
+def chosen_resource(server: str) -> Key[str]:
+    return Key(f"tools-resource:{server}")
+
+
+def chosen_prompt(server: str) -> Key[str]:
+    return Key(f"tools-prompt:{server}")
+
+
+def chosen_tool(server: str) -> Key[str]:
+    return Key(f"tools-tool:{server}")
+
+
+def tool_in_chat(name: str) -> Key[bool]:
+    return Key(f"tools-use:{name}")
+
+
+def add_server_field(name: str) -> Key[str]:
+    """The add-a-server form's `command`, `args`, `env`, `cwd`, `url` or `headers`."""
+    return Key(f"tools-add-{name}")
+
+
+def sign_in_scope(server: str) -> Key[str]:
+    return Key(f"tools-sign-in-scope-{server}")
+
+
+class FormKeys:
+    """The widget keys of one tool-argument form (ui.tools.form): each value's, and its raw-JSON mode's."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.raw_mode = f"{prefix}:@rawmode"
+        self.raw_text = f"{prefix}:@raw"
+        self.extra = f"{prefix}:@extra"
+        self.errors = f"{prefix}:@errors"
+
+    def value(self, name: str) -> str:
+        return f"{self.prefix}:{name}"
+
+    def null(self, name: str) -> str:
+        return f"{self.prefix}:{name}:null"

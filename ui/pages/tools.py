@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import streamlit as st
 
 from ui import bootstrap
+from ui.state import TOOL_HISTORY, TOOLS_TAB
 from ui.tools import connect as connection
 from ui.tools.browse import draw_prompts, draw_resources
 from ui.tools.calls import draw_history, draw_tools, finish_run
@@ -17,7 +16,6 @@ from ui.tools.templates import draw_templates
 
 bootstrap.ensure_session()
 
-session: Any = st.session_state
 st.title("Tools", anchor=False)
 st.caption("Connect to MCP servers, try their tools, read their resources and prompts.")
 
@@ -26,7 +24,7 @@ server = connection.draw_connection_panel()
 
 TABS = ["Tools", "Resources", "Prompts", "History", "Checks", "Log"]
 if server is None:
-    if session.get("tools-history"):
+    if TOOL_HISTORY.get():
         st.subheader("History", anchor=False)
         draw_history()
     st.stop()
@@ -34,7 +32,7 @@ if server is None:
 client = connection.clients()[server]
 draw_questions(server)
 tools_tab, resources_tab, prompts_tab, history_tab, checks_tab, log_tab = st.tabs(
-    TABS, key="tools-tab", on_change="rerun"
+    TABS, key=TOOLS_TAB.name, on_change="rerun"
 )
 if tools_tab.open:
     with tools_tab:

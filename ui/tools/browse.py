@@ -7,6 +7,7 @@ from typing import Any
 import streamlit as st
 
 from ui import avatars
+from ui.state import PROMPT_RESULT, RESOURCE_CONTENTS, TOOLS_LISTINGS, chosen_prompt, chosen_resource
 from ui.tools.form import remember
 from ui.tools.result import draw_image, draw_resource_contents, draw_text
 from ui.tools.templates import draw_argument_form, draw_subscribe
@@ -20,7 +21,7 @@ def _listing(client: McpClient, server: str, what: str) -> list[Any] | None:
     if what not in client.capabilities:
         st.caption(f"{server} offers no {what}.")
         return None
-    cache: dict[tuple[str, str], list[Any]] = st.session_state.setdefault("tools-listings", {})
+    cache: dict[tuple[str, str], list[Any]] = TOOLS_LISTINGS.setdefault(dict)
     if st.button("Refresh", key=f"tools-refresh-{what}", icon=":material/refresh:"):
         cache.pop((server, what), None)
     if (server, what) not in cache:
@@ -48,12 +49,12 @@ def draw_resources(client: McpClient, server: str) -> None:
     uris = [resource.uri for resource in shown]
     by_uri = {resource.uri: resource for resource in shown}
     remember(f"tools-resource:{server}")
-    if st.session_state.get(f"tools-resource:{server}") not in uris:
-        st.session_state[f"tools-resource:{server}"] = uris[0]
+    if chosen_resource(server).get() not in uris:
+        chosen_resource(server).set(uris[0])
     uri = st.selectbox(
         f"Resource ({len(shown)} of {len(resources)})",
         uris,
-        key=f"tools-resource:{server}",
+        key=chosen_resource(server).name,
         format_func=lambda uri: f"{by_uri[uri].title or by_uri[uri].name or uri}  ·  {uri}",
     )
     resource = by_uri[uri]
@@ -62,10 +63,10 @@ def draw_resources(client: McpClient, server: str) -> None:
     draw_subscribe(client, server, uri)
     if st.button("Read", key="tools-resource-read", icon=":material/visibility:"):
         try:
-            st.session_state["tools-resource-contents"] = (server, uri, client.read_resource(uri))
+            RESOURCE_CONTENTS.set((server, uri, client.read_resource(uri)))
         except McpError as error:
-            st.session_state["tools-resource-contents"] = (server, uri, describe_error(error))
-    found = st.session_state.get("tools-resource-contents")
+            RESOURCE_CONTENTS.set((server, uri, describe_error(error)))
+    found = RESOURCE_CONTENTS.get()
     if found and found[0] == server and found[1] == uri:
         if isinstance(found[2], str):
             st.error(found[2])
@@ -82,12 +83,12 @@ def draw_prompts(client: McpClient, server: str) -> None:
         return
     by_name = {prompt.name: prompt for prompt in prompts}
     remember(f"tools-prompt:{server}")
-    if st.session_state.get(f"tools-prompt:{server}") not in by_name:
-        st.session_state[f"tools-prompt:{server}"] = next(iter(by_name))
+    if chosen_prompt(server).get() not in by_name:
+        chosen_prompt(server).set(next(iter(by_name)))
     name = st.selectbox(
         "Prompt",
         list(by_name),
-        key=f"tools-prompt:{server}",
+        key=chosen_prompt(server).name,
         format_func=lambda name: by_name[name].title or name,
     )
     prompt = by_name[name]
@@ -105,11 +106,11 @@ def draw_prompts(client: McpClient, server: str) -> None:
         if arguments is not None:
             try:
                 result = client.get_prompt(name, {key: str(value) for key, value in arguments.items()})
-                st.session_state["tools-prompt-result"] = (server, name, result)
+                PROMPT_RESULT.set((server, name, result))
             except McpError as error:
-                st.session_state["tools-prompt-result"] = (server, name, describe_error(error))
+                PROMPT_RESULT.set((server, name, describe_error(error)))
         st.rerun()
-    found = st.session_state.get("tools-prompt-result")
+    found = PROMPT_RESULT.get()
     if not found or found[:2] != (server, name):
         return
     if isinstance(found[2], str):

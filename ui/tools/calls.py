@@ -6,10 +6,23 @@ from typing import Any
 
 import streamlit as st
 
-from ui.state import ENABLED_TOOLS
+from ui.state import (
+    CALL_TIMEOUT,
+    ENABLED_TOOLS,
+    HISTORY_ERROR,
+    LAST_CALLS,
+    SERVER_CHOICE,
+    TOOL_HISTORY,
+    TOOL_RUN,
+    TOOLS_TAB,
+    FormKeys,
+    chosen_tool,
+    tool_in_chat,
+    widget,
+)
 from ui.tools import connect as connection
 from ui.tools.checks import draw_save_form
-from ui.tools.form import FormKeys, draw_form, form_arguments, load_arguments, remember
+from ui.tools.form import draw_form, form_arguments, load_arguments, remember
 from ui.tools.questions import new_questions
 from ui.tools.result import draw_record
 from ui.tools.tasks import as_task_toggle, draw_server_tasks, draw_task
@@ -31,18 +44,10 @@ from yiem.explorer import (
 )
 from yiem.mcp import McpClient, McpError, McpTool, cache_words
 
-RUN = "tools-run"
-HISTORY = "tools-history"
-LAST = "tools-last"  # (server, tool) -> the last finished CallRecord
-TIMEOUT = "tools-timeout"
 # Short calls finish before the page is drawn, so their result shows without a progress step.
 _QUICK_WAIT_S = 1.0
 _POLL_S = 0.5
 _SEARCH_FROM = 8
-
-
-def _tool_key(server: str) -> str:
-    return f"tools-tool:{server}"
 
 
 def _form_keys(server: str, tool: str) -> FormKeys:
@@ -58,29 +63,26 @@ def _form_for(tool: McpTool) -> tuple[ToolForm, str | None]:
 
 def finish_run() -> None:
     """Move a finished call into the history (once), wherever the page is."""
-    session: Any = st.session_state
-    run: ToolCallRun | None = session.get(RUN)
+    run: ToolCallRun | None = TOOL_RUN.get()
     if run is None or not run.done:
         return
     record = run.record
-    session.setdefault(HISTORY, []).append(record)
-    session.setdefault(LAST, {})[(record.server, record.tool)] = record
-    del session[RUN]
+    TOOL_HISTORY.setdefault(list).append(record)
+    LAST_CALLS.setdefault(dict)[(record.server, record.tool)] = record
+    TOOL_RUN.pop()
 
 
 def start_call(
     server: str, client: McpClient, tool: str, arguments: dict[str, Any], as_task: bool = False
 ) -> None:
-    session: Any = st.session_state
-    timeout = float(session.get(TIMEOUT) or 0) or None
+    timeout = float(CALL_TIMEOUT.get() or 0) or None
     run = ToolCallRun(client, server, tool, arguments, timeout=timeout, as_task=as_task).start()
-    session[RUN] = run
+    TOOL_RUN.set(run)
     if run.wait(_QUICK_WAIT_S):
         finish_run()
 
 
 def draw_tools(server: str, client: McpClient) -> None:
-    session: Any = st.session_state
     try:
         tools = connection.cached_tools(server)
     except McpError as error:
@@ -92,7 +94,7 @@ def draw_tools(server: str, client: McpClient) -> None:
     left, right = st.columns([2, 3], gap="large")
     with left:
         shown = _tool_list(server, tools)
-    chosen = session.get(_tool_key(server))
+    chosen = chosen_tool(server).get()
     tool = next((tool for tool in shown if tool.name == chosen), None)
     with right:
         if tool is not None:
@@ -119,10 +121,11 @@ def _tool_list(server: str, tools: list[McpTool]) -> list[McpTool]:
         st.caption("No tool matches.")
         return []
     by_name = {tool.name: tool for tool in shown}
-    key = _tool_key(server)
+    chosen = chosen_tool(server)
+    key = chosen.name
     remember(key)
-    if st.session_state.get(key) not in by_name:
-        st.session_state[key] = shown[0].name
+    if chosen.get() not in by_name:
+        chosen.set(shown[0].name)
     # A long list scrolls on its own, so the chosen tool's form stays in view.
     with st.container(height=520 if len(shown) > 6 else "content", border=False):
         st.radio(
@@ -154,7 +157,6 @@ _BADGE_COLORS = {
 
 
 def _draw_tool(server: str, client: McpClient, tool: McpTool) -> None:
-    session: Any = st.session_state
     if src := icon_src(tool.icons):
         st.image(src, width=32)
     st.subheader(tool.display_name, anchor=False)
@@ -174,11 +176,11 @@ def _draw_tool(server: str, client: McpClient, tool: McpTool) -> None:
     keys = _form_keys(server, tool.name)
     if problem:
         st.warning(problem)
-        session[keys.raw_mode] = True
+        widget(keys.raw_mode).set(True)
     draw_form(form, keys)
     as_task = as_task_toggle(server, client, tool)
 
-    run: ToolCallRun | None = session.get(RUN)
+    run: ToolCallRun | None = TOOL_RUN.get()
     busy = run is not None
     cols = st.columns([2, 2, 3], vertical_alignment="bottom")
     with cols[0]:
@@ -186,10 +188,10 @@ def _draw_tool(server: str, client: McpClient, tool: McpTool) -> None:
             "Call", type="primary", icon=":material/play_arrow:", key="tools-call", disabled=busy
         )
     with cols[1]:
-        remember(TIMEOUT, 60)
+        remember(CALL_TIMEOUT.name, 60)
         st.number_input(
             "Timeout (s)",
-            key=TIMEOUT,
+            key=CALL_TIMEOUT.name,
             min_value=1,
             max_value=3600,
             step=5,
@@ -201,10 +203,10 @@ def _draw_tool(server: str, client: McpClient, tool: McpTool) -> None:
             start_call(server, client, tool.name, arguments, as_task)
         st.rerun()
 
-    run = session.get(RUN)
+    run = TOOL_RUN.get()
     if run is not None:
         _draw_running(run)
-    last: CallRecord | None = session.get(LAST, {}).get((server, tool.name))
+    last: CallRecord | None = LAST_CALLS.get({}).get((server, tool.name))
     if last is not None and run is None:
         st.markdown("**Result**")
         draw_record(last, tool.output_schema, key=f"result-{last.id}", read=client.read_resource)
@@ -221,16 +223,16 @@ def _use_in_chat_toggle(server: str, tool: McpTool) -> None:
 
     def changed() -> None:
         chosen = set(connection.enabled_tools())
-        if st.session_state.get(f"tools-use:{name}"):
+        if tool_in_chat(name).get():
             chosen.add(name)
         else:
             chosen.discard(name)
         ENABLED_TOOLS.set(chosen)
 
-    st.session_state[f"tools-use:{name}"] = name in enabled
+    tool_in_chat(name).set(name in enabled)
     st.toggle(
         "Use in chat",
-        key=f"tools-use:{name}",
+        key=tool_in_chat(name).name,
         on_change=changed,
         help=f"The chat's model may call this tool (as `{name}`).",
     )
@@ -263,29 +265,27 @@ def _draw_running(run: ToolCallRun) -> None:
 
 def _replay(record: CallRecord) -> None:
     """Load a past call's arguments into its tool's form and run it again."""
-    session: Any = st.session_state
     client = connection.clients().get(record.server)
     if client is None:
-        session["tools-history-error"] = f"{record.server} is not connected; connect it to replay this call."
+        HISTORY_ERROR.set(f"{record.server} is not connected; connect it to replay this call.")
         return
-    session[connection.SERVER_KEY] = record.server
-    session[_tool_key(record.server)] = record.tool
-    session["tools-tab"] = "Tools"
+    SERVER_CHOICE.set(record.server)
+    chosen_tool(record.server).set(record.tool)
+    TOOLS_TAB.set("Tools")
     try:
         tool = next((t for t in connection.cached_tools(record.server) if t.name == record.tool), None)
     except McpError as error:
-        session["tools-history-error"] = f"Replaying needs {record.server}'s tools: {describe_error(error)}"
+        HISTORY_ERROR.set(f"Replaying needs {record.server}'s tools: {describe_error(error)}")
         return
     if tool is not None:
         load_arguments(_form_for(tool)[0], _form_keys(record.server, record.tool), record.arguments)
-    if session.get(RUN) is None:
+    if TOOL_RUN.get() is None:
         start_call(record.server, client, record.tool, record.arguments, "task" in record.request["params"])
 
 
 def draw_history() -> None:
-    session: Any = st.session_state
-    records: list[CallRecord] = session.get(HISTORY, [])
-    if problem := session.pop("tools-history-error", None):
+    records: list[CallRecord] = TOOL_HISTORY.get([])
+    if problem := HISTORY_ERROR.pop():
         st.error(problem)
     if not records:
         st.caption("Calls made in this session appear here.")

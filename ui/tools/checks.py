@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from ui import bootstrap
+from ui.state import CHECKS_ACCEPTED, CHECKS_LAST_RUN
 from ui.tools import connect as connection
 from yiem.checks import (
     Assertion,
@@ -29,7 +30,6 @@ _JSONPATH_KINDS = {
     "contains": AssertionKind.JSONPATH_CONTAINS,
     "exists": AssertionKind.JSONPATH_EXISTS,
 }
-LAST_RUN = "checks-last-run"
 
 
 def _value(text: str) -> Any:
@@ -194,10 +194,10 @@ def _draw_run(saved: Any, stored: StoredCollection, mine: bool) -> None:
         else:
             bar.empty()
             saved.keep_run(stored, run)
-            st.session_state[LAST_RUN] = (stored.id, run)
-    if accepted := st.session_state.pop("checks-accepted", None):
+            CHECKS_LAST_RUN.set((stored.id, run))
+    if accepted := CHECKS_ACCEPTED.pop():
         st.success(accepted)
-    last = st.session_state.get(LAST_RUN)
+    last = CHECKS_LAST_RUN.get()
     if last is not None and last[0] == stored.id:
         _draw_outcomes(saved, stored, last[1], mine)
     _draw_chart(saved, stored)
@@ -231,10 +231,8 @@ def _draw_outcomes(saved: Any, stored: StoredCollection, run: CheckRun, mine: bo
 
 def _accept(saved: Any, collection: str, call_id: str, label: str, result: dict[str, Any]) -> None:
     saved.accept_snapshot(collection, call_id, result)
-    st.session_state.pop(LAST_RUN, None)  # its diff is against the snapshot just replaced
-    st.session_state["checks-accepted"] = (
-        f"Accepted the new result of {label}; the next run compares with it."
-    )
+    CHECKS_LAST_RUN.pop()  # its diff is against the snapshot just replaced
+    CHECKS_ACCEPTED.set(f"Accepted the new result of {label}; the next run compares with it.")
 
 
 def _draw_chart(saved: Any, stored: StoredCollection) -> None:

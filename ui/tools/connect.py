@@ -9,7 +9,22 @@ from typing import Any
 import streamlit as st
 
 from ui import bootstrap
-from ui.state import ENABLED_TOOLS, MCP_CLIENTS, MCP_ERRORS, TOOL_REGISTRY
+from ui.state import (
+    ADDED_SERVERS,
+    CHOOSE_NEXT,
+    CONNECT_ERRORS,
+    ENABLED_TOOLS,
+    MCP_CLIENTS,
+    MCP_ERRORS,
+    PINGS,
+    SAVE_PROBLEM,
+    SERVER_CHOICE,
+    SERVER_EVENTS,
+    SIGNED_IN,
+    TOOL_LISTS,
+    TOOL_REGISTRY,
+    add_server_field,
+)
 from ui.tools import sign_in
 from ui.tools.questions import server_questions
 from yiem.chat import safe_markdown
@@ -47,15 +62,6 @@ from yiem.mcp import (
 from yiem.redaction import redact_data
 from yiem.tool_registry import ToolRegistry
 
-SERVER_KEY = "tools-server"
-_ADDED = "tools-added-servers"  # servers typed in this session: name -> entry
-_CONNECT_ERRORS = "tools-connect-errors"
-_PINGS = "tools-pings"
-TOOL_LISTS = "tools-lists"
-_SAVE_PROBLEM = "tools-save-problem"
-_EVENTS = "tools-events"
-_CHOOSE_NEXT = "tools-server-next"  # chosen on the next run: the selectbox may already be drawn in this one
-
 
 def config_path() -> Path:
     """The mcp.json the app's bootstrap reads."""
@@ -89,7 +95,7 @@ def connect(name: str, entry: McpServerConfig, *, typed: bool = False) -> bool:
     """Open the server, register its tools; a failure is kept in words to show next to the server.
 
     A `typed` entry (added in the browser) is used literally: `${…}` is expanded only in mcp.json."""
-    errors: dict[str, str] = st.session_state.setdefault(_CONNECT_ERRORS, {})
+    errors: dict[str, str] = CONNECT_ERRORS.setdefault(dict)
     try:
         auth = bootstrap.mcp_auth(name, entry, typed=typed)
         client = connect_server(name, entry, expand=not typed, auth=auth, **server_questions().handlers(name))
@@ -120,17 +126,17 @@ def disconnect(name: str) -> None:
     client = clients().pop(name, None)
     registry().remove_mcp_server(name)
     ENABLED_TOOLS.set(enabled_tools() - chat_names)
-    st.session_state.get(_PINGS, {}).pop(name, None)
-    st.session_state.get(TOOL_LISTS, {}).pop(name, None)
-    st.session_state.get(_EVENTS, {}).pop(name, None)
+    PINGS.get({}).pop(name, None)
+    TOOL_LISTS.get({}).pop(name, None)
+    SERVER_EVENTS.get({}).pop(name, None)
     if client is not None:
         client.close()
 
 
 def watch(server: str, client: McpClient) -> ServerEvents:
     """The server's notifications, listened to from now on; a tools change makes the list be read again."""
-    found: dict[str, ServerEvents] = st.session_state.setdefault(_EVENTS, {})
-    lists: dict[str, list[McpTool]] = st.session_state.setdefault(TOOL_LISTS, {})
+    found: dict[str, ServerEvents] = SERVER_EVENTS.setdefault(dict)
+    lists: dict[str, list[McpTool]] = TOOL_LISTS.setdefault(dict)
     events = found.setdefault(server, ServerEvents())
     # The sink runs on the client's thread, where session state is out of reach: it holds the dict.
 
@@ -143,7 +149,7 @@ def watch(server: str, client: McpClient) -> ServerEvents:
 
 def cached_tools(server: str) -> list[McpTool]:
     """The server's tools as last listed (listed now if they never were)."""
-    lists: dict[str, list[McpTool]] = st.session_state.setdefault(TOOL_LISTS, {})
+    lists: dict[str, list[McpTool]] = TOOL_LISTS.setdefault(dict)
     if server not in lists and server in clients():
         lists[server] = clients()[server].list_tools()
     return lists.get(server, [])
@@ -151,7 +157,7 @@ def cached_tools(server: str) -> list[McpTool]:
 
 def refresh_tools(server: str) -> str | None:
     """List the server's tools again (here and in the chat's registry); the failure in words, if any."""
-    st.session_state.setdefault(TOOL_LISTS, {}).pop(server, None)
+    TOOL_LISTS.setdefault(dict).pop(server, None)
     try:
         if server in registry().servers:
             registry().refresh(server)
@@ -163,34 +169,34 @@ def refresh_tools(server: str) -> str | None:
 def draw_connection_panel() -> str | None:
     """Choose, add and connect servers; returns the chosen server when it is connected."""
     config, config_error = _load_config()
-    added: dict[str, McpServerConfig] = st.session_state.setdefault(_ADDED, {})
+    added: dict[str, McpServerConfig] = ADDED_SERVERS.setdefault(dict)
     if config_error:
         st.error(f"mcp.json could not be read: {config_error}")
     sign_in.finish_from_url()
-    if returned := st.session_state.pop(sign_in.RETURNED, None):
+    if returned := SIGNED_IN.pop():
         # Back from a server's sign-in page, in a new browser session: connect it now.
         name, entry = returned
         if name not in config.servers:
             added[name] = entry
         connect(name, entry, typed=name in added)
-        st.session_state[_CHOOSE_NEXT] = name
+        CHOOSE_NEXT.set(name)
     known = {**config.servers, **added}
     names = list(dict.fromkeys([*known, *clients()]))
     policy = current_policy(config)
 
-    if _CHOOSE_NEXT in st.session_state:
-        st.session_state[SERVER_KEY] = st.session_state.pop(_CHOOSE_NEXT)
+    if CHOOSE_NEXT.present():
+        SERVER_CHOICE.set(CHOOSE_NEXT.pop(""))
     if not names:
         st.info(f"No MCP servers yet: add one below, or list them in `{config_path()}`.")
         if policy.allowed:  # the example is a program started on the server, like any stdio entry
             _offer_example()
     else:
-        if st.session_state.get(SERVER_KEY) not in names:
-            st.session_state[SERVER_KEY] = next(iter(clients()), names[0])
+        if SERVER_CHOICE.get() not in names:
+            SERVER_CHOICE.set(next(iter(clients()), names[0]))
         left, right = st.columns([3, 2], vertical_alignment="bottom")
         with left:
-            st.selectbox("Server", names, key=SERVER_KEY)
-        chosen: str = st.session_state[SERVER_KEY]
+            st.selectbox("Server", names, key=SERVER_CHOICE.name)
+        chosen: str = SERVER_CHOICE()
         with right:
             if chosen in clients():
                 if st.button("Disconnect", icon=":material/link_off:", key="tools-disconnect"):
@@ -204,9 +210,7 @@ def draw_connection_panel() -> str | None:
                     st.rerun()
         if chosen in known and chosen not in clients():
             st.caption(f"`{entry_summary(known[chosen].model_dump())}`")
-        problem = st.session_state.get(_CONNECT_ERRORS, {}).get(chosen) or st.session_state.get(
-            "mcp_errors", {}
-        ).get(chosen)
+        problem = CONNECT_ERRORS.get({}).get(chosen) or MCP_ERRORS.get({}).get(chosen)
         if (
             chosen in known
             and chosen not in clients()
@@ -216,10 +220,10 @@ def draw_connection_panel() -> str | None:
         elif problem and chosen not in clients():
             st.error(f"Could not connect to **{chosen}**:\n\n```\n{problem}\n```", icon=":material/error:")
 
-    if problem := st.session_state.pop(_SAVE_PROBLEM, None):
+    if problem := SAVE_PROBLEM.pop():
         st.warning(problem)
     _draw_add_server(config, known, policy)
-    chosen_name = st.session_state.get(SERVER_KEY)
+    chosen_name = SERVER_CHOICE.get()
     if chosen_name in clients():
         _follow_roots(chosen_name, clients()[chosen_name], config)
         _draw_details(chosen_name, clients()[chosen_name])
@@ -237,30 +241,36 @@ def _draw_add_server(config: McpConfig, known: dict[str, Any], policy: StdioPoli
             st.warning(policy.reason, icon=":material/lock:")
         if stdio:
             st.text_input(
-                "Command", key="tools-add-command", placeholder="e.g. uvx", disabled=not policy.allowed
+                "Command",
+                key=add_server_field("command").name,
+                placeholder="e.g. uvx",
+                disabled=not policy.allowed,
             )
             st.text_input(
                 "Arguments",
-                key="tools-add-args",
+                key=add_server_field("args").name,
                 placeholder="e.g. mcp-server-time --local-timezone UTC",
                 disabled=not policy.allowed,
                 help="Split like a shell does; quote arguments that contain spaces.",
             )
             st.text_area(
                 "Environment",
-                key="tools-add-env",
+                key=add_server_field("env").name,
                 placeholder="KEY=value, one a line",
                 height=68,
                 disabled=not policy.allowed,
             )
             st.text_input(
-                "Working folder", key="tools-add-cwd", placeholder="optional", disabled=not policy.allowed
+                "Working folder",
+                key=add_server_field("cwd").name,
+                placeholder="optional",
+                disabled=not policy.allowed,
             )
         else:
-            st.text_input("URL", key="tools-add-url", placeholder="http://127.0.0.1:3001/mcp")
+            st.text_input("URL", key=add_server_field("url").name, placeholder="http://127.0.0.1:3001/mcp")
             st.text_area(
                 "Headers",
-                key="tools-add-headers",
+                key=add_server_field("headers").name,
                 placeholder="Authorization: Bearer …  (one a line)",
                 height=68,
             )
@@ -290,30 +300,28 @@ def _offer_example() -> None:
             "Its tools are then ready here and in the chat."
         )
         if st.button(f"Add the {example.name} server", key="tools-add-example", type="primary"):
-            session: Any = st.session_state
-            session[_ADDED][example.name] = example.entry
-            session[_CHOOSE_NEXT] = example.name
+            ADDED_SERVERS()[example.name] = example.entry
+            CHOOSE_NEXT.set(example.name)
             with st.spinner(f"Starting {example.name}…"):
                 if connect(example.name, example.entry):
                     # The point of the example is to be used: the chat may call its tools at once.
                     chat_names = registry().chat_names(example.name).values()
-                    session["enabled_tools"] = enabled_tools() | set(chat_names)
+                    ENABLED_TOOLS.set(enabled_tools() | set(chat_names))
             st.rerun()
 
 
 def _add_server(name: str, stdio: bool, save: bool, known: dict[str, Any]) -> None:
-    session: Any = st.session_state
     try:
         name = check_server_name(name, known)
         if stdio:
             raw = stdio_entry(
-                session.get("tools-add-command", ""),
-                session.get("tools-add-args", ""),
-                session.get("tools-add-env", ""),
-                session.get("tools-add-cwd", ""),
+                add_server_field("command").get(""),
+                add_server_field("args").get(""),
+                add_server_field("env").get(""),
+                add_server_field("cwd").get(""),
             )
         else:
-            raw = http_entry(session.get("tools-add-url", ""), session.get("tools-add-headers", ""))
+            raw = http_entry(add_server_field("url").get(""), add_server_field("headers").get(""))
         entry = parse_server_entry(name, raw, "the form")
     except (ServerFormError, McpConfigError) as error:
         st.error(str(error))
@@ -323,10 +331,10 @@ def _add_server(name: str, stdio: bool, save: bool, known: dict[str, Any]) -> No
     if stdio and not current_policy(config).allowed:
         st.error(current_policy(config).reason)
         return
-    session[_ADDED][name] = entry
+    ADDED_SERVERS()[name] = entry
     if save:
-        session[_SAVE_PROBLEM] = _save(name, entry)
-    session[_CHOOSE_NEXT] = name
+        SAVE_PROBLEM.set(_save(name, entry))
+    CHOOSE_NEXT.set(name)
     with st.spinner(f"Connecting to {name}…"):
         connect(name, entry, typed=True)
     st.rerun()
@@ -384,7 +392,7 @@ def _draw_details(name: str, client: McpClient) -> None:
                 session = f"`{client.session_id}`" if client.session_id else "none (stdio)"
             st.markdown(f"Protocol revision **{client.protocol_version}**  \nSession {session}")
         with top[2]:
-            pings: dict[str, str] = st.session_state.setdefault(_PINGS, {})
+            pings: dict[str, str] = PINGS.setdefault(dict)
             if st.button("Ping", icon=":material/network_ping:", key="tools-ping"):
                 try:
                     pings[name] = f"answered in {ping_ms(client):.1f} ms"

@@ -9,6 +9,7 @@ from typing import Any
 
 import streamlit as st
 
+from ui.state import FormKeys, widget
 from yiem.explorer import (
     FieldKind,
     FormField,
@@ -21,65 +22,45 @@ from yiem.explorer import (
 )
 
 
-class FormKeys:
-    """The session-state keys of one form's widgets."""
-
-    def __init__(self, prefix: str) -> None:
-        self.prefix = prefix
-        self.raw_mode = f"{prefix}:@rawmode"
-        self.raw_text = f"{prefix}:@raw"
-        self.extra = f"{prefix}:@extra"
-        self.errors = f"{prefix}:@errors"
-
-    def value(self, name: str) -> str:
-        return f"{self.prefix}:{name}"
-
-    def null(self, name: str) -> str:
-        return f"{self.prefix}:{name}:null"
-
-
 def _state_from_widgets(form: ToolForm, keys: FormKeys) -> FormState:
-    session: Any = st.session_state
     return FormState(
-        values={field.name: session.get(keys.value(field.name)) for field in form.fields},
-        nulls={field.name for field in form.fields if session.get(keys.null(field.name))},
-        extra=dict(session.get(keys.extra) or {}),
+        values={field.name: widget(keys.value(field.name)).get() for field in form.fields},
+        nulls={field.name for field in form.fields if widget(keys.null(field.name)).get()},
+        extra=dict(widget(keys.extra).get() or {}),
     )
 
 
 def set_widgets(form: ToolForm, keys: FormKeys, state: FormState) -> None:
     """Put `state` into the widgets (before they are drawn in this run, or from a callback)."""
-    session: Any = st.session_state
     for field in form.fields:
-        session[keys.value(field.name)] = state.values.get(field.name)
+        widget(keys.value(field.name)).set(state.values.get(field.name))
         if field.nullable:
-            session[keys.null(field.name)] = field.name in state.nulls
-    session[keys.extra] = dict(state.extra)
-    if session.get(keys.raw_mode):
-        session[keys.raw_text] = format_raw_json(form.partial_arguments(state))
+            widget(keys.null(field.name)).set(field.name in state.nulls)
+    widget(keys.extra).set(dict(state.extra))
+    if widget(keys.raw_mode).get():
+        widget(keys.raw_text).set(format_raw_json(form.partial_arguments(state)))
 
 
 def load_arguments(form: ToolForm, keys: FormKeys, arguments: Mapping[str, Any]) -> None:
     """Fill the form (and the raw editor) with `arguments`, e.g. to replay a call."""
-    st.session_state[keys.raw_text] = format_raw_json(arguments)
+    widget(keys.raw_text).set(format_raw_json(arguments))
     try:
         set_widgets(form, keys, form.state_from_arguments(arguments))
     except FormValueError:  # the tool's schema changed since: the JSON editor shows them as sent
-        st.session_state[keys.raw_mode] = True
+        widget(keys.raw_mode).set(True)
 
 
 def _raw_mode_changed(form: ToolForm, keys: FormKeys) -> None:
-    session: Any = st.session_state
-    session[keys.errors] = {}
-    if session.get(keys.raw_mode):
-        session[keys.raw_text] = format_raw_json(form.partial_arguments(_state_from_widgets(form, keys)))
+    widget(keys.errors).set({})
+    if widget(keys.raw_mode).get():
+        widget(keys.raw_text).set(format_raw_json(form.partial_arguments(_state_from_widgets(form, keys))))
         return
     try:
-        state = form.state_from_arguments(parse_raw_json(session.get(keys.raw_text, "")))
+        state = form.state_from_arguments(parse_raw_json(widget(keys.raw_text).get("")))
     except (RawJsonError, FormValueError) as error:
         # Stay in raw mode: going back to the form would throw the text away.
-        session[keys.raw_mode] = True
-        session[keys.errors] = {"": f"{error} Fix it before going back to the form."}
+        widget(keys.raw_mode).set(True)
+        widget(keys.errors).set({"": f"{error} Fix it before going back to the form."})
         return
     set_widgets(form, keys, state)
 
@@ -89,28 +70,26 @@ def remember(key: str, default: Any = None) -> None:
 
     Streamlit forgets a widget's value after a run that does not draw it; call this before drawing.
     """
-    session: Any = st.session_state
     kept = f"{key}:@kept"
-    if key in session:
-        session[kept] = session[key]
-    elif kept in session:
-        session[key] = session[kept]
+    if widget(key).present():
+        widget(kept).set(widget(key)())
+    elif widget(kept).present():
+        widget(key).set(widget(kept)())
     elif default is not None:
-        session[key] = default
+        widget(key).set(default)
 
 
 def draw_form(form: ToolForm, keys: FormKeys, what: str = "tool") -> None:
     """The fields, or the raw-JSON editor; errors from the last attempt shown next to their field."""
-    session: Any = st.session_state
     for key in (keys.raw_mode, keys.raw_text):
         remember(key)
     for field in form.fields:
         remember(keys.value(field.name))
         if field.nullable:
             remember(keys.null(field.name))
-    raw_mode = bool(session.get(keys.raw_mode))
+    raw_mode = bool(widget(keys.raw_mode).get())
     # Field widgets are not drawn in raw mode, so Streamlit drops their values; the JSON holds them then.
-    if not raw_mode and any(keys.value(field.name) not in session for field in form.fields):
+    if not raw_mode and any(not widget(keys.value(field.name)).present() for field in form.fields):
         # First draw of this form.
         set_widgets(form, keys, form.initial_state())
     st.toggle(
@@ -120,10 +99,12 @@ def draw_form(form: ToolForm, keys: FormKeys, what: str = "tool") -> None:
         args=(form, keys),
         help="The arguments as one JSON object; switching back fills the form from it.",
     )
-    errors: dict[str, str] = session.get(keys.errors) or {}
-    if session.get(keys.raw_mode):
-        if keys.raw_text not in session:
-            session[keys.raw_text] = format_raw_json(form.partial_arguments(_state_from_widgets(form, keys)))
+    errors: dict[str, str] = widget(keys.errors).get() or {}
+    if widget(keys.raw_mode).get():
+        if not widget(keys.raw_text).present():
+            widget(keys.raw_text).set(
+                format_raw_json(form.partial_arguments(_state_from_widgets(form, keys)))
+            )
         st.text_area("Arguments (JSON)", key=keys.raw_text, height=220)
         for message in errors.values():
             st.error(_plain(message))
@@ -136,7 +117,7 @@ def draw_form(form: ToolForm, keys: FormKeys, what: str = "tool") -> None:
             st.error(_plain(errors[field.name]))
     if "" in errors:
         st.error(_plain(errors[""]))
-    extra = session.get(keys.extra) or {}
+    extra = widget(keys.extra).get() or {}
     if extra:
         st.caption(f"Also sent (from the JSON editor): {', '.join(sorted(extra))}")
 
@@ -164,7 +145,7 @@ def _draw_field(form: ToolForm, field: FormField, keys: FormKeys) -> None:
     key = keys.value(field.name)
     label, help_text = _label(field), _help(field)
     null_key = keys.null(field.name)
-    is_null = bool(st.session_state.get(null_key)) if field.nullable else False
+    is_null = bool(widget(null_key).get()) if field.nullable else False
     columns = st.columns([6, 1], vertical_alignment="bottom") if field.nullable else None
     area = columns[0] if columns else st.container()
     with area:
@@ -202,8 +183,8 @@ def _draw_field(form: ToolForm, field: FormField, keys: FormKeys) -> None:
             )
         elif field.kind == FieldKind.BOOLEAN:
             if field.required or field.has_default:
-                if st.session_state.get(key) is None:
-                    st.session_state[key] = False
+                if widget(key).get() is None:
+                    widget(key).set(False)
                 st.checkbox(label, key=key, help=help_text, disabled=is_null)
             else:
                 st.selectbox(
@@ -219,7 +200,7 @@ def _draw_field(form: ToolForm, field: FormField, keys: FormKeys) -> None:
             st.text_area(
                 label, key=key, help=help_text, disabled=is_null, height=100, placeholder=_json_hint(field)
             )
-            problem = None if is_null else form.field_error(field.name, st.session_state.get(key))
+            problem = None if is_null else form.field_error(field.name, widget(key).get())
             if problem:
                 st.caption(f":red[:material/error: {_plain(problem)}]")
     if columns:
@@ -246,20 +227,19 @@ def _json_hint(field: FormField) -> str:
 
 def form_arguments(form: ToolForm, keys: FormKeys) -> dict[str, Any] | None:
     """The arguments the form holds now, or None with the errors put next to their fields."""
-    session: Any = st.session_state
     try:
-        if session.get(keys.raw_mode):
-            arguments = parse_raw_json(session.get(keys.raw_text, ""))
+        if widget(keys.raw_mode).get():
+            arguments = parse_raw_json(widget(keys.raw_text).get(""))
             form.validate(arguments)
         else:
             arguments = form.arguments(_state_from_widgets(form, keys))
     except FormValueError as error:
-        session[keys.errors] = error.field_errors if not session.get(keys.raw_mode) else _flat(error)
+        widget(keys.errors).set(error.field_errors if not widget(keys.raw_mode).get() else _flat(error))
         return None
     except RawJsonError as error:
-        session[keys.errors] = {"": str(error)}
+        widget(keys.errors).set({"": str(error)})
         return None
-    session[keys.errors] = {}
+    widget(keys.errors).set({})
     return arguments
 
 

@@ -10,8 +10,16 @@ from typing import Any
 import streamlit as st
 
 from ui import bootstrap
-from ui.state import MCP_QUESTIONS, STORE
-from ui.tools.form import FormKeys, draw_form, form_arguments
+from ui.state import (
+    AGREED_URLS,
+    MCP_QUESTIONS,
+    QUESTIONS_DRAWN,
+    SAMPLING_CONVERSATIONS,
+    SAMPLING_REPLIES,
+    STORE,
+    FormKeys,
+)
+from ui.tools.form import draw_form, form_arguments
 from yiem.chat import safe_markdown
 from yiem.explorer import (
     ServerQuestion,
@@ -29,14 +37,10 @@ from yiem.model_setup import ModelSettingsError, connect
 from yiem.providers.presets import PRESETS
 from yiem.types import AnyAssistantMessage, LlmModel
 
-_REPLIES = "tools-sampling-replies"  # question id -> (the model's message, the model)
-_AGREED_URLS = "tools-agreed-urls"
-DRAWN = "tools-questions-drawn"
-
 
 def new_questions(server: str) -> bool:
     """Whether `server` asked something the page has not drawn yet (a running call polls this)."""
-    drawn: set[str] = st.session_state.get(DRAWN, set())
+    drawn: set[str] = QUESTIONS_DRAWN.get(set())
     return any(question.id not in drawn for question in server_questions().pending(server))
 
 
@@ -49,7 +53,7 @@ def server_questions() -> ServerQuestions:
 def draw_questions(server: str) -> None:
     """Each open question of `server`, with the buttons that answer it."""
     pending = server_questions().pending(server)
-    st.session_state[DRAWN] = {question.id for question in pending}
+    QUESTIONS_DRAWN.set({question.id for question in pending})
     for question in pending:
         with st.container(border=True, key=f"tools-question-{question.id}"):
             draw_question(question)
@@ -73,7 +77,7 @@ def _draw_elicitation(question: ServerQuestion) -> None:
         st.code(request.url or "", language=None)
         cols = st.columns(3)
         if cols[0].button("Agree and open", type="primary", key=f"q-accept-{question.id}"):
-            st.session_state.setdefault(_AGREED_URLS, []).append(request.url)
+            AGREED_URLS.setdefault(list).append(request.url or "")
             _answer(question, ElicitationResult(action="accept"))
     else:
         try:
@@ -103,7 +107,7 @@ def _answer(question: ServerQuestion, result: ElicitationResult) -> None:
 
 def draw_agreed_links() -> None:
     """The links the person agreed to open, each until they say they are done."""
-    urls: list[str] = st.session_state.get(_AGREED_URLS, [])
+    urls: list[str] = AGREED_URLS.get([])
     for index, url in enumerate(list(urls)):
         cols = st.columns([4, 1], vertical_alignment="center")
         cols[0].link_button(f"Open {url}", url, icon=":material/open_in_new:")
@@ -133,7 +137,7 @@ def _draw_sampling(question: ServerQuestion) -> None:
     max_tokens = st.number_input(
         "Max tokens", min_value=1, max_value=32_000, value=request.max_tokens, key=f"{prefix}:max"
     )
-    replies: dict[str, tuple[AnyAssistantMessage, LlmModel]] = st.session_state.setdefault(_REPLIES, {})
+    replies: dict[str, tuple[AnyAssistantMessage, LlmModel]] = SAMPLING_REPLIES.setdefault(dict)
     cols = st.columns(3)
     if cols[0].button("Generate reply", type="primary", key=f"{prefix}:generate"):
         edited = _edited(request, system, texts, int(max_tokens))
@@ -180,6 +184,6 @@ def _edited(request: SamplingRequest, system: str, texts: list[str], max_tokens:
 
 def _count_usage(server: str, request: SamplingRequest, reply: AnyAssistantMessage, model: LlmModel) -> None:
     """The reply's usage goes to the Costs page under the server (a conversation named for it)."""
-    conversations: dict[str, str] = st.session_state.setdefault("tools-sampling-conversations", {})
+    conversations: dict[str, str] = SAMPLING_CONVERSATIONS.setdefault(dict)
     store = STORE()
     conversations[server] = count_sampling(store, server, request, reply, model, conversations.get(server))

@@ -11,6 +11,7 @@ from typing import Any
 
 import streamlit as st
 
+from ui.state import OPENED_LINKS
 from yiem.chat import safe_markdown
 from yiem.explorer import CallRecord, CallStatus, check_structured_content, describe_error, duration_words
 from yiem.mcp import (
@@ -111,7 +112,7 @@ def _draw_link(block: ResourceLinkBlock, key: str, read: ReadResource | None) ->
         st.caption(safe_markdown(block.description))
     if read is None:
         return
-    opened: dict[str, list[ResourceContents] | str] = st.session_state.setdefault("tools-opened-links", {})
+    opened: dict[str, list[ResourceContents] | str] = OPENED_LINKS.setdefault(dict)
     if key not in opened:
         if st.button("Open", key=f"{key}-open", icon=":material/open_in_new:"):
             try:

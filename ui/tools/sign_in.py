@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 import streamlit as st
 
 from ui import bootstrap
+from ui.state import SIGN_IN_NEEDED, SIGN_IN_STARTED, SIGNED_IN, sign_in_scope
 from yiem.explorer import PUBLIC_URL_NAME, GrantVault, PendingSignIns, SignInError, publish_client_metadata
 from yiem.mcp import (
     HttpServerConfig,
@@ -19,10 +20,6 @@ from yiem.mcp import (
     resolve_server,
     revoke_grant,
 )
-
-_NEEDED = "tools-sign-in-needed"  # server name -> (its URL, what its 401 or 403 asked for)
-_STARTED = "tools-sign-in-started"  # server name -> the sign-in page's address
-RETURNED = "tools-signed-in"  # a server signed in to on the way back: connect it on this run
 
 
 @st.cache_resource(show_spinner=False)
@@ -48,19 +45,19 @@ def vault() -> GrantVault:
 
 def needs_sign_in(name: str, url: str, challenge: OAuthChallenge) -> None:
     """Remember that `name` asked for a sign-in, so its panel offers one."""
-    st.session_state.setdefault(_NEEDED, {})[name] = (url, challenge)
-    st.session_state.get(_STARTED, {}).pop(name, None)
+    SIGN_IN_NEEDED.setdefault(dict)[name] = (url, challenge)
+    SIGN_IN_STARTED.get({}).pop(name, None)
 
 
 def clear(name: str) -> None:
-    st.session_state.get(_NEEDED, {}).pop(name, None)
-    st.session_state.get(_STARTED, {}).pop(name, None)
+    SIGN_IN_NEEDED.get({}).pop(name, None)
+    SIGN_IN_STARTED.get({}).pop(name, None)
 
 
 def draw_sign_in(name: str, entry: McpServerConfig, *, typed: bool) -> bool:
     """The sign-in offer for a server that asked for one; False when it did not ask. A `typed` entry
     (added in the browser) is taken literally, as for connecting."""
-    needed = st.session_state.get(_NEEDED, {}).get(name)
+    needed = SIGN_IN_NEEDED.get({}).get(name)
     if needed is None:
         return False
     url, challenge = needed
@@ -69,7 +66,7 @@ def draw_sign_in(name: str, entry: McpServerConfig, *, typed: bool) -> bool:
         st.markdown(
             f":material/lock: **{name}** {'asks for more access' if more else 'needs you to sign in'}."
         )
-        started: dict[str, str] = st.session_state.setdefault(_STARTED, {})
+        started: dict[str, str] = SIGN_IN_STARTED.setdefault(dict)
         if name not in started:
             st.caption(
                 "You sign in on the server's own page, in a new tab; yiem keeps the tokens for you "
@@ -92,10 +89,10 @@ def draw_sign_in(name: str, entry: McpServerConfig, *, typed: bool) -> bool:
                     st.error(str(error))
                     return True
                 started[name] = request.authorization_url
-                st.session_state[f"tools-sign-in-scope-{name}"] = request.scope
+                sign_in_scope(name).set(request.scope)
                 st.rerun()
         else:
-            scope = st.session_state.get(f"tools-sign-in-scope-{name}", "")
+            scope = sign_in_scope(name).get("")
             st.markdown(f"It asks for: {', '.join(f'`{s}`' for s in scope.split()) or 'no named scope'}.")
             st.link_button("Open the sign-in page", started[name], icon=":material/open_in_new:")
             st.caption("After signing in you come back to this page, in that tab, connected.")
@@ -121,7 +118,7 @@ def finish_from_url() -> None:
         return
     vault().save(done.grant)
     clear(done.name)
-    st.session_state[RETURNED] = (done.name, done.entry)
+    SIGNED_IN.set((done.name, done.entry))
 
 
 def sign_out(name: str, url: str) -> None:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import streamlit as st
 
+from ui.state import TASK_NOTE, TASK_RESULT
 from ui.tools.form import remember
 from ui.tools.result import draw_result
 from yiem.chat import safe_markdown
@@ -23,8 +22,6 @@ from yiem.explorer import (
 )
 from yiem.mcp import CallToolResult, McpClient, McpError, McpTask, McpTool
 
-TASK_RESULT = "tools-task-result"  # server -> (task id, its result or None, an error in words or None)
-TASK_NOTE = "tools-task-note"  # server -> what the last Cancel in the list did, in words
 _SHOWN = 20
 
 
@@ -65,9 +62,8 @@ def draw_server_tasks(server: str, client: McpClient) -> None:
     """tasks/list with Get result and Cancel per task, when the server keeps a list of tasks."""
     if not lists_tasks(client.capabilities):
         return
-    session: Any = st.session_state
     with st.expander("Tasks on this server", icon=":material/task:"):
-        if note := session.get(TASK_NOTE, {}).pop(server, None):
+        if note := TASK_NOTE.get({}).pop(server, None):
             st.info(note)
         st.button("Refresh", key=f"tools-tasks-refresh:{server}", icon=":material/refresh:")
         try:
@@ -107,27 +103,25 @@ def draw_server_tasks(server: str, client: McpClient) -> None:
 
 
 def _get_result(server: str, client: McpClient, task: McpTask) -> None:
-    session: Any = st.session_state
     result: CallToolResult | None = None
     error: str | None = None
     try:
         result = fetch_result(client, task)
     except McpError as exc:
         error = f"Getting the result of task {task.task_id} failed: {describe_error(exc)}"
-    session.setdefault(TASK_RESULT, {})[server] = (task.task_id, result, error)
+    TASK_RESULT.setdefault(dict)[server] = (task.task_id, result, error)
 
 
 def _cancel(server: str, client: McpClient, task: McpTask) -> None:
-    session: Any = st.session_state
     try:
         note = f"Task {task.task_id}: {status_words(client.cancel_task(task.task_id))}"
     except McpError as exc:
         note = f"Cancelling task {task.task_id} failed: {describe_error(exc)}"
-    session.setdefault(TASK_NOTE, {})[server] = note
+    TASK_NOTE.setdefault(dict)[server] = note
 
 
 def _draw_fetched(server: str) -> None:
-    fetched = st.session_state.get(TASK_RESULT, {}).get(server)
+    fetched = TASK_RESULT.get({}).get(server)
     if fetched is None:
         return
     task_id, result, error = fetched

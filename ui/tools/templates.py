@@ -6,7 +6,8 @@ from typing import Any
 
 import streamlit as st
 
-from ui.tools.form import FormKeys, draw_form, form_arguments
+from ui.state import SUBSCRIBED, TEMPLATE_CONTENTS, TEMPLATES, FormKeys, widget
+from ui.tools.form import draw_form, form_arguments
 from ui.tools.result import draw_resource_contents
 from yiem.chat import safe_markdown
 from yiem.explorer import (
@@ -18,8 +19,6 @@ from yiem.explorer import (
 )
 from yiem.mcp import McpClient, McpError, McpResourceTemplate
 
-_SUBSCRIBED = "tools-subscribed"  # server -> set of URIs
-
 
 def draw_suggestions(
     client: McpClient, ref: dict[str, str], form: ToolForm, keys: FormKeys, prefix: str
@@ -27,8 +26,7 @@ def draw_suggestions(
     """Values the server suggests for each field, from what is typed so far (`completion/complete`)."""
     if "completions" not in client.capabilities or not form.fields:
         return
-    session: Any = st.session_state
-    typed = {f.name: str(session.get(keys.value(f.name)) or "") for f in form.fields}
+    typed = {f.name: str(widget(keys.value(f.name)).get() or "") for f in form.fields}
     for field in form.fields:
         context = {name: value for name, value in typed.items() if name != field.name and value}
         try:
@@ -51,7 +49,7 @@ def draw_suggestions(
 
 
 def _fill(key: str, value: str) -> None:
-    st.session_state[key] = value
+    widget(key).set(value)
 
 
 def draw_argument_form(
@@ -83,7 +81,7 @@ def draw_templates(client: McpClient, server: str) -> None:
     """Pick a template, fill its variables (with suggestions), read the resource it names."""
     if "resources" not in client.capabilities:
         return
-    cache: dict[str, list[McpResourceTemplate]] = st.session_state.setdefault("tools-templates", {})
+    cache: dict[str, list[McpResourceTemplate]] = TEMPLATES.setdefault(dict)
     if server not in cache:
         try:
             cache[server] = client.list_resource_templates()
@@ -116,10 +114,10 @@ def draw_templates(client: McpClient, server: str) -> None:
     if values is not None:
         uri = expand_template(chosen, values)
         try:
-            st.session_state["tools-template-contents"] = (server, uri, client.read_resource(uri))
+            TEMPLATE_CONTENTS.set((server, uri, client.read_resource(uri)))
         except McpError as error:
-            st.session_state["tools-template-contents"] = (server, uri, describe_error(error))
-    found = st.session_state.get("tools-template-contents")
+            TEMPLATE_CONTENTS.set((server, uri, describe_error(error)))
+    found = TEMPLATE_CONTENTS.get()
     if found and found[0] == server:
         st.caption(f"`{found[1]}`")
         if isinstance(found[2], str):
@@ -134,7 +132,7 @@ def draw_subscribe(client: McpClient, server: str, uri: str) -> None:
     """Subscribe to updates of the resource; updates appear in the Log tab and the notifications."""
     if not (client.capabilities.get("resources") or {}).get("subscribe"):
         return
-    subscribed: set[str] = st.session_state.setdefault(_SUBSCRIBED, {}).setdefault(server, set())
+    subscribed: set[str] = SUBSCRIBED.setdefault(dict).setdefault(server, set())
     on = uri in subscribed
     label = "Unsubscribe" if on else "Subscribe to updates"
     if st.button(label, key=f"tools-subscribe:{server}", icon=":material/notifications:"):

@@ -7,18 +7,18 @@ from typing import Any
 import streamlit as st
 
 from ui.app_view import ViewHost, draw_app_view
+from ui.state import TOOL_HISTORY, TOOLS_VIEWS
 from ui.tools import connect as connection
 from yiem.explorer import CallRecord, ToolCallRun, describe_error
 from yiem.mcp import CallToolResult, McpClient, McpError, McpTool
 from yiem.mcp.apps import McpAppError, ViewCache, csp_words, permission_words, tool_view_uri
 
-VIEWS = "tools-views"
 # A call a view makes waits this long for its answer before the view is told it timed out.
 _VIEW_CALL_TIMEOUT_S = 60.0
 
 
 def _cache() -> ViewCache:
-    cache: ViewCache = st.session_state.setdefault(VIEWS, ViewCache())
+    cache: ViewCache = TOOLS_VIEWS.setdefault(lambda: ViewCache())
     return cache
 
 
@@ -52,7 +52,7 @@ def draw_tool_view(server: str, client: McpClient, tool: McpTool, record: CallRe
         return
     shown, about = st.tabs(["Interactive view", "View"])
     with shown:
-        history: list[CallRecord] = st.session_state.setdefault("tools-history", [])
+        history: list[CallRecord] = TOOL_HISTORY.setdefault(list)
         draw_app_view(
             view,
             key=f"tools-view-{record.id}",
