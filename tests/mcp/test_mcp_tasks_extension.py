@@ -4,6 +4,7 @@ only runs as a task, polling to the result, a task that asks a question, a faili
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.fixtures.mcp import StdioServer
+from tests.scripted_http import ScriptedServer, json_reply
 from yiem.mcp import McpCancelledError, McpClient, McpProtocolError, McpTask
 from yiem.mcp._ext_tasks import TASKS_EXTENSION_ID, task_from_wire
 from yiem.mcp._revision import CLIENT_CAPABILITIES_KEY, standard_headers
@@ -127,3 +129,48 @@ def test_tasks_methods_name_their_task_in_mcp_name() -> None:
 def test_a_task_without_an_id_is_a_protocol_error_in_words() -> None:
     with pytest.raises(McpProtocolError, match="sent a task without a taskId or status"):
         task_from_wire({"status": "working", "resultType": "task"}, "'demo'")
+
+
+def _reply(request_id: int, result: dict[str, Any]) -> Any:
+    return json_reply({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def test_a_cancel_that_fails_still_ends_the_call_as_cancelled(
+    scripted_server: ScriptedServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The exact error path: the server makes the call a task, then refuses its tasks/cancel.
+    discover = {
+        "supportedVersions": ["2026-07-28"],
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "s"},
+    }
+    handle = {"resultType": "task", "taskId": "t-1", "status": "working", "pollIntervalMs": 50}
+    refused = {"jsonrpc": "2.0", "id": 3, "error": {"code": -32603, "message": "the task store is down"}}
+    scripted_server.script(_reply(1, discover), _reply(2, handle), json_reply(refused))
+    signal = AbortSignal()
+    seen: list[McpTask] = []
+
+    def on_task(task: McpTask) -> None:
+        seen.append(task)
+        signal.abort()  # Cancel as soon as the task is there
+
+    with (
+        McpClient.http(scripted_server.url + "/mcp") as client,
+        caplog.at_level(logging.INFO, logger="yiem.mcp._ext_tasks"),
+        pytest.raises(McpCancelledError, match=r"the task t-1 on MCP server .* was cancelled"),
+    ):
+        client.call_tool("slow", {}, signal=signal, on_task=on_task, as_task=True)
+    assert [task.status for task in seen] == ["working"]
+    methods = [r.body.get("method") for r in scripted_server.requests if isinstance(r.body, dict)]
+    assert methods == ["server/discover", "tools/call", "tasks/cancel"]
+    assert "cancelling task t-1" in caplog.text and "the task store is down" in caplog.text
+
+
+def test_at_2026_07_28_tasks_are_declared_as_the_extension_not_the_2025_capability(client: McpClient) -> None:
+    # The session's capabilities, stamped on every request, carry no 2025 `tasks` (with its
+    # client-side task requests); a call opts in to the extension in its own request.
+    client.call_tool("slow_add", {"a": 1, "b": 2}, as_task=True)
+    for message in [m for _, way, m in client.protocol_log if way == "sent" and "params" in m]:
+        declared = message["params"]["_meta"][CLIENT_CAPABILITIES_KEY]
+        assert "tasks" not in declared, message
+    assert _opted_in(_sent(client, "tools/call")[-1])

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from yiem.mcp import apps
+from yiem.mcp._revision import STATELESS_VERSIONS
 from yiem.mcp.errors import INVALID_PARAMS, McpError
 from yiem.mcp.models import (
     ElicitationRequest,
@@ -84,8 +85,11 @@ class ClientFeatures:
         self._tasks: dict[str, _ClientTask] = {}
         self._lock = threading.Lock()
 
-    def capabilities(self) -> dict[str, Any]:
-        """The `capabilities` of `initialize`: only what a handler exists for."""
+    def capabilities(self, version: str | None = None) -> dict[str, Any]:
+        """The client's capabilities at `version` (None: the handshake's): only what a handler exists for.
+
+        At 2026-07-28 tasks are the `io.modelcontextprotocol/tasks` extension, which a request
+        declares for itself (`_ext_tasks.opt_in`); the 2025 `tasks` capability is not declared."""
         declared: dict[str, Any] = {}
         if self.roots is not None:
             declared["roots"] = {"listChanged": True}
@@ -96,7 +100,7 @@ class ClientFeatures:
         if self.elicitation is not None:
             declared["elicitation"] = {"form": {}, "url": {}}
             requests["elicitation"] = {"create": {}}
-        if requests:
+        if requests and version not in STATELESS_VERSIONS:
             declared["tasks"] = {"list": {}, "cancel": {}, "requests": requests}
         # The app draws MCP Apps views (Tools and Chat), so servers may offer tools that have one.
         declared["extensions"] = {apps.EXTENSION_ID: apps.UI_CAPABILITY}

@@ -8,6 +8,7 @@ The client polls `tasks/get` until the task ends (its result or error comes inli
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -20,6 +21,7 @@ from yiem.mcp.errors import McpCancelledError, McpError, McpProtocolError, McpTi
 from yiem.mcp.models import McpTask
 from yiem.types import AbortSignal
 
+logger = logging.getLogger(__name__)
 TASKS_EXTENSION_ID = "io.modelcontextprotocol/tasks"
 MISSING_REQUIRED_CAPABILITY = -32021
 # The server's poll interval is a hint; a slow one is capped so a finished task is seen soon,
@@ -113,7 +115,7 @@ def follow(
     try:
         while True:
             if signal is not None and signal.aborted:
-                report(cancel(request, task.task_id, label))
+                _cancel_quietly(request, task.task_id, report, label)
                 raise McpCancelledError(f"the task {task.task_id} on MCP server {label} was cancelled")
             if time.monotonic() > deadline:
                 raise McpTimeoutError(f"the task {task.task_id} on MCP server {label} did not end in time")
@@ -153,6 +155,14 @@ def cancel(request: Request, task_id: str, label: str) -> McpTask:
     """Ask the server to stop a task (`tasks/cancel`); the task as it stands after."""
     request("tasks/cancel", opt_in({"taskId": task_id}))
     return get(request, task_id, label)
+
+
+def _cancel_quietly(request: Request, task_id: str, report: TaskReport, label: str) -> None:
+    # As the 2025 path does: a cancel that fails is logged, and the call still ends as cancelled.
+    try:
+        report(cancel(request, task_id, label))
+    except McpError as exc:
+        logger.info("cancelling task %s on MCP server %s failed: %s", task_id, label, exc)
 
 
 def _interval(task: McpTask, current: float | None = None) -> float:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from yiem.mcp import _ext_tasks
-from yiem.mcp._rpc import ProgressCallback
+from yiem.mcp._rpc import ProgressCallback, RequestHandler
 from yiem.mcp.errors import McpError
 from yiem.mcp.models import CallToolResult, McpProgress, McpTask
 from yiem.types import AbortSignal
@@ -19,10 +19,17 @@ TaskCallback = Callable[[McpTask], None]
 
 
 class ToolTaskMethods:
-    """McpClient's task methods (`tools/call` with `task`, `tasks/*`), kept here so the client stays small."""
+    """McpClient's tool calls and task methods (`tools/call`, with a task when the revision and tool
+    say so, and `tasks/*`), each choosing by revision: the 2025 core tasks or the 2026-07-28 extension."""
+
+    _task_support: dict[str, str]
 
     @property
     def timeout(self) -> float:
+        raise NotImplementedError
+
+    @property
+    def request_handlers(self) -> dict[str, RequestHandler]:
         raise NotImplementedError
 
     def request(
@@ -31,6 +38,7 @@ class ToolTaskMethods:
         params: dict[str, Any] | None = None,
         *,
         timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
         signal: AbortSignal | None = None,
     ) -> dict[str, Any]:
         raise NotImplementedError
@@ -45,6 +53,59 @@ class ToolTaskMethods:
     @property
     def label(self) -> str:
         raise NotImplementedError
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        signal: AbortSignal | None = None,
+        *,
+        as_task: bool | None = None,
+        on_task: TaskCallback | None = None,
+    ) -> CallToolResult:
+        """Run a tool (SP-010); a failing tool gives `is_error`, a protocol failure raises `McpError`.
+
+        A tool `list_tools` said requires a task runs as one, an optional one too with `as_task=True`;
+        `on_task` hears the task as it changes, its status also comes as progress; `signal` cancels it.
+        """
+        raw = self.call_tool_raw(
+            name, arguments, timeout, on_progress, signal, as_task=as_task, on_task=on_task
+        )
+        return CallToolResult.from_wire(raw)
+
+    def call_tool_raw(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        signal: AbortSignal | None = None,
+        *,
+        as_task: bool | None = None,
+        on_task: TaskCallback | None = None,
+    ) -> dict[str, Any]:
+        """`call_tool`, the result as the server sent it (for a raw view)."""
+        if self.stateless:
+            # At 2026-07-28 the server decides, once the call opts in to the tasks extension.
+            return _ext_tasks.call_tool(
+                self.request,
+                name,
+                arguments or {},
+                as_task=as_task,
+                timeout=timeout,
+                default_timeout=self.timeout,
+                on_progress=on_progress,
+                signal=signal,
+                report=TaskReporter(on_progress, on_task),
+                handlers=self.request_handlers,
+                label=self.label,
+            )
+        if runs_as_task(self._task_support.get(name), as_task):
+            return run_tool_task(self, name, arguments or {}, timeout, on_progress, signal, on_task)
+        params = {"name": name, "arguments": arguments or {}}
+        return self.request("tools/call", params, timeout=timeout, on_progress=on_progress, signal=signal)
 
     def start_tool_task(
         self, name: str, arguments: dict[str, Any] | None = None, ttl_ms: int | None = None

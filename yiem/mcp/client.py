@@ -9,7 +9,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from yiem.mcp import _ext_tasks, _input_required
+from yiem.mcp import _input_required
 from yiem.mcp._auth import GrantAuth
 from yiem.mcp._catalog import CatalogMethods
 from yiem.mcp._client_features import ClientFeatures, ElicitationHandler, SamplingHandler
@@ -34,7 +34,7 @@ from yiem.mcp._rpc import (
     RequestId,
     RpcDispatcher,
 )
-from yiem.mcp._tool_tasks import TaskCallback, TaskReporter, ToolTaskMethods, run_tool_task, runs_as_task
+from yiem.mcp._tool_tasks import ToolTaskMethods
 from yiem.mcp.errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     McpConnectionError,
@@ -43,7 +43,6 @@ from yiem.mcp.errors import (
 )
 from yiem.mcp.http import HttpTransport
 from yiem.mcp.models import (
-    CallToolResult,
     McpNotification,
     McpTool,
     Root,
@@ -229,7 +228,7 @@ class McpClient(CatalogMethods, ToolTaskMethods):
         return self.revision is not None and self.revision.stateless
 
     def _discover(self, version: str) -> dict[str, Any]:
-        params = stamp_meta(None, version, self.client_info, self.features.capabilities())
+        params = stamp_meta(None, version, self.client_info, self.features.capabilities(version))
         timeout = min(self.init_timeout, DISCOVER_TIMEOUT)
         return self._rpc.request("server/discover", params, timeout, None, None, None)
 
@@ -245,7 +244,7 @@ class McpClient(CatalogMethods, ToolTaskMethods):
         return negotiate(_no_discover, self._handshake, self.label)
 
     def _adopt(self, version: str, result: dict[str, Any]) -> None:
-        self.revision = Revision(version, self.client_info, self.features.capabilities())
+        self.revision = Revision(version, self.client_info, self.features.capabilities(version))
         check_result_meta(result, self.revision, "server/discover", self.label)
         self.protocol_version = version
         raw_meta = result.get("_meta")
@@ -398,59 +397,6 @@ class McpClient(CatalogMethods, ToolTaskMethods):
         tools = [McpTool.model_validate(raw) for raw in raws]
         self._task_support = {tool.name: tool.task_support for tool in tools}
         return tools
-
-    def call_tool(
-        self,
-        name: str,
-        arguments: dict[str, Any] | None = None,
-        timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
-        signal: AbortSignal | None = None,
-        *,
-        as_task: bool | None = None,
-        on_task: TaskCallback | None = None,
-    ) -> CallToolResult:
-        """Run a tool (SP-010); a failing tool gives `is_error`, a protocol failure raises `McpError`.
-
-        A tool `list_tools` said requires a task runs as one, an optional one too with `as_task=True`;
-        `on_task` hears the task as it changes, its status also comes as progress; `signal` cancels it.
-        """
-        raw = self.call_tool_raw(
-            name, arguments, timeout, on_progress, signal, as_task=as_task, on_task=on_task
-        )
-        return CallToolResult.from_wire(raw)
-
-    def call_tool_raw(
-        self,
-        name: str,
-        arguments: dict[str, Any] | None = None,
-        timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
-        signal: AbortSignal | None = None,
-        *,
-        as_task: bool | None = None,
-        on_task: TaskCallback | None = None,
-    ) -> dict[str, Any]:
-        """`call_tool`, the result as the server sent it (for a raw view)."""
-        if self.stateless:
-            # At 2026-07-28 the server decides, once the call opts in to the tasks extension.
-            return _ext_tasks.call_tool(
-                self.request,
-                name,
-                arguments or {},
-                as_task=as_task,
-                timeout=timeout,
-                default_timeout=self.timeout,
-                on_progress=on_progress,
-                signal=signal,
-                report=TaskReporter(on_progress, on_task),
-                handlers=self.request_handlers,
-                label=self.label,
-            )
-        if runs_as_task(self._task_support.get(name), as_task):
-            return run_tool_task(self, name, arguments or {}, timeout, on_progress, signal, on_task)
-        params = {"name": name, "arguments": arguments or {}}
-        return self.request("tools/call", params, timeout=timeout, on_progress=on_progress, signal=signal)
 
     def subscribe(self, uri: str) -> None:
         """Ask for `notifications/resources/updated` when the resource at `uri` changes.
