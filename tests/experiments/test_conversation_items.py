@@ -81,8 +81,8 @@ def test_a_conversation_from_jsonl_ends_with_the_user(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("line", "words"),
     [
-        ('{"messages": "hello"}', "Row 1: 'messages' must be a list of messages"),
-        ('{"messages": [{"role": "user", "content": 5}]}', "Row 1: message 1 is not a conversation message"),
+        ('{"messages": "hello"}', "Line 1: 'messages' must be a list of messages"),
+        ('{"messages": [{"role": "user", "content": 5}]}', "Line 1: message 1 is not a conversation message"),
         (
             '{"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]}',
             "ends with the assistant's reply",
@@ -102,3 +102,10 @@ def test_up_to_a_turn_that_is_not_there(tmp_path: Path) -> None:
     store, conversation_id = _chat(tmp_path)
     with pytest.raises(DatasetError, match="has 2 user turn"):
         conversation_up_to(conversation_id, store.load_messages(conversation_id), 3)
+
+
+def test_the_refusal_names_the_files_line_not_the_items_count() -> None:
+    good = '{"messages": [{"role": "user", "content": "Hi"}]}'
+    text = f'{good}\n\n{good}\n{{"messages": [{{"role": "robot", "content": "x"}}]}}\n'
+    with pytest.raises(DatasetError, match=r"^Line 4: message 1 is not a conversation message"):
+        Dataset.from_jsonl(text)

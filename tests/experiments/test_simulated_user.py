@@ -70,7 +70,7 @@ def test_the_embedded_model_plays_the_user_up_to_its_turn_limit(llama_server: Lo
 def test_a_persona_with_no_goal_is_refused_in_words() -> None:
     with pytest.raises(DatasetError, match="Row 1: a simulated user needs a goal"):
         Dataset.from_records([{"input": "hi", "persona": "A traveller."}])
-    with pytest.raises(DatasetError, match="Row 1: a simulated user needs a goal"):
+    with pytest.raises(DatasetError, match="Line 1: a simulated user needs a goal"):
         Dataset.from_jsonl('{"user": {"persona": "A traveller.", "goal": "  "}}')
 
 

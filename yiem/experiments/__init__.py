@@ -63,6 +63,12 @@ from yiem.experiments._runner import (
     run_experiment,
     run_spec,
 )
+from yiem.experiments._simulated_user import (
+    GOAL_MET,
+    SimulatedUser,
+    SimulatedUserError,
+    simulated_user,
+)
 from yiem.experiments._spec import DEFAULT_CONCURRENCY, RAY_ADDRESS_ENV, ExperimentError, RunSpec, check_spec
 from yiem.experiments._spec_file import (
     SPEC_FORMAT,
@@ -91,6 +97,7 @@ __all__ = [
     "CUSTOM_PROVIDER",
     "DEFAULT_CONCURRENCY",
     "EXAMPLE_NAME",
+    "GOAL_MET",
     "HUMAN_SCORER",
     "NO_JUDGE",
     "RAY_ADDRESS_ENV",
@@ -138,6 +145,8 @@ __all__ = [
     "ScorerFigures",
     "ScorerSpecError",
     "Sharing",
+    "SimulatedUser",
+    "SimulatedUserError",
     "SpecFile",
     "SpecFileError",
     "SpecTooNewError",
@@ -173,6 +182,7 @@ __all__ = [
     "scorer_comparison",
     "scorer_figures",
     "scorers",
+    "simulated_user",
     "spec_file_json",
     "spec_schema",
     "summarize",

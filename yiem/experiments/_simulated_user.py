@@ -58,6 +58,17 @@ class SimulatedUser(BaseModel):
         return goal
 
 
+def simulated_user(persona: str, goal: str, max_turns: int | None = None) -> SimulatedUser | None:
+    """The simulated user a persona and a goal describe (None when both are empty); a persona with no
+    goal raises `SimulatedUserError` in words."""
+    if not persona.strip() and not goal.strip():
+        return None
+    if not goal.strip():
+        raise SimulatedUserError("a simulated user needs a goal: say what the user wants done")
+    fields = {} if max_turns is None else {"max_turns": max_turns}
+    return SimulatedUser(persona=persona.strip(), goal=goal.strip(), **fields)
+
+
 @dataclass
 class UserModel:
     """The model that plays the user (any provider), connected once for a run."""
