@@ -11,14 +11,20 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.ui.test_experiments_page import db_url  # noqa: F401 (the page's database, a fixture)
 from ui.experiments.dataset import _frame, _items
-from yiem.experiments import Dataset, DatasetError, DatasetItem, SimulatedUser
+from yiem.experiments import Dataset, DatasetError, DatasetItem, ExperimentStore, SimulatedUser
+from yiem.scripted_llm import ScriptedLlm
+from yiem.store import create_store_engine
+from yiem.types import LlmModel, ModelCost
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "ui" / "pages" / "experiments.py")
+APP = str(ROOT / "app.py")
+PRICED = LlmModel(
+    id="scripted-1", provider="scripted", cost=ModelCost(input=3.0, output=15.0), price_known=True
+)
 TIMEOUT = 60
-pytestmark = pytest.mark.usefixtures("db_url")  # each test its own database
+pytestmark = pytest.mark.usefixtures("db_url")  # each test its own database (tests/fixtures/chat.py)
 
 WEATHER = {
     "id": "weather",
@@ -121,3 +127,60 @@ def test_a_persona_typed_with_no_goal_in_the_table_is_refused_naming_its_row() -
     frame.loc[0, "goal"] = ""
     with pytest.raises(DatasetError, match=r"^Row 1: a simulated user needs a goal"):
         _items(frame, before)
+
+
+@pytest.mark.llama
+def test_a_chat_conversation_up_to_here_replays_on_another_model_with_the_diff_and_costs(
+    db_url: str,
+) -> None:
+    # A real Chat conversation of two turns, the replies priced.
+    usage = {"inputTokens": 1000, "outputTokens": 200}
+    llm = ScriptedLlm(
+        [
+            {"role": "assistant", "content": "Hello Ann.", "usage": usage},
+            {"role": "assistant", "content": "Your name is Ann.", "usage": usage},
+        ]
+    )
+    chat = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    chat.session_state["llm_override"] = (llm, PRICED)
+    chat.run()
+    chat.chat_input[0].set_value("Hi, my name is Ann.").run()
+    chat.chat_input[0].set_value("What is my name?").run()
+    assert not chat.exception, chat.exception
+    conversation_id = chat.query_params["c"]
+    chat.button(key=f"up-to-here-{conversation_id}-3").click().run()
+    assert not chat.exception, chat.exception
+    made = next(str(s.value) for s in chat.success if "Experiment" in str(s.value))
+    experiment_id = made.split("experiments?e=")[1].split(")")[0]
+
+    page = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    page.query_params["e"] = experiment_id
+    page.run()
+    assert not page.exception, page.exception
+    draft = page.session_state["exp_draft"]
+    (item,) = draft.dataset.items
+    assert [m.text for m in item.messages] == ["Hi, my name is Ann.", "Hello Ann."]
+    assert item.input == "What is my name?" and draft.originals[item.id].text == "Your name is Ann."
+    # Its variant is the model now chosen in Chat's settings: the embedded SmolLM2, not the scripted one.
+    (variant,) = draft.variants
+    assert variant.provider == "local"
+    page.button(key="exp_run").click().run()
+    assert not page.exception, page.exception
+    page.session_state["exp_live_run"].join(timeout=300)
+    page.run()
+    page.run()
+    assert not page.exception, page.exception
+    box = next(c for c in page.get("flex_container") if "exp_replay_" in str(getattr(c, "key", "") or ""))
+    shown = [str(t.value) for t in [*box.caption, *box.text, *box.code]]
+    original_cost = (1000 * 3.0 + 200 * 15.0) / 1_000_000  # the second reply, at PRICED
+    assert f"In Chat (scripted-1) · ${original_cost:.6f}" in shown, shown
+    assert f"Replay by {variant.name} · price unknown" in shown, shown
+    assert "Your name is Ann." in shown
+    (outcome,) = (
+        ExperimentStore(create_store_engine(db_url))
+        .load_result(ExperimentStore(create_store_engine(db_url)).list_runs(experiment_id)[0].id)
+        .outcomes
+    )
+    assert outcome.output in shown
+    diff = next(t for t in shown if t.startswith("--- original"))
+    assert "-Your name is Ann." in diff and f"+{outcome.output.splitlines()[0]}" in diff

@@ -31,7 +31,14 @@ from yiem.experiments._draft import BackgroundRun, ExperimentDraft
 from yiem.experiments._example import EXAMPLE_NAME, NO_JUDGE, TAB_HELP, example_experiment, is_example
 from yiem.experiments._item_run import run_item, user_message
 from yiem.experiments._outcome import ItemOutcome, OutcomeKey, Score
-from yiem.experiments._replay import ReplyDiff, reply_diffs
+from yiem.experiments._replay import (
+    OriginalReply,
+    ReplyDiff,
+    diff_lines,
+    original_diffs,
+    reply_diffs,
+    up_to_here,
+)
 from yiem.experiments._results import (
     Comparison,
     ExperimentResult,
@@ -126,6 +133,7 @@ __all__ = [
     "ItemOutcome",
     "Judge",
     "MemoryRecorder",
+    "OriginalReply",
     "OutcomeKey",
     "Progress",
     "QueueCell",
@@ -161,6 +169,7 @@ __all__ = [
     "check_spec",
     "compare",
     "conversation_up_to",
+    "diff_lines",
     "disagreements",
     "example_experiment",
     "human_verdicts",
@@ -169,6 +178,7 @@ __all__ = [
     "load_spec_file",
     "mcnemar_exact",
     "mean_score",
+    "original_diffs",
     "pareto_front",
     "parse_spec_file",
     "parse_verdict",
@@ -186,6 +196,7 @@ __all__ = [
     "spec_file_json",
     "spec_schema",
     "summarize",
+    "up_to_here",
     "user_message",
     "wilson_interval",
     "with_corrections",

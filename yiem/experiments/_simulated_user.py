@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
+from yiem.budgets import BudgetCheck, BudgetGuard
 from yiem.errors import YiemError
 from yiem.events import AgentEndEvent
 from yiem.experiments._variant import Variant
@@ -79,11 +80,19 @@ class UserModel:
     max_tokens: int | None = 200
 
 
-def connect_player(variant: Variant | None) -> UserModel | None:
-    """The run's user model connected (`VariantError` in words when it will not), or None if it has none."""
+def connect_player(
+    variant: Variant | None,
+    budget: BudgetGuard | None = None,
+    on_refuse: Callable[[BudgetCheck, AbortSignal | None], None] | None = None,
+) -> UserModel | None:
+    """The run's user model connected (`VariantError` in words when it will not), or None if it has none.
+
+    With `budget`, its requests are checked against the person's spending limits as the variants' are."""
     if variant is None:
         return None
     llm, model = variant.connect()
+    if budget is not None:
+        llm = budget.wrap(llm, on_refuse)
     return UserModel(
         llm=llm, model=model, temperature=variant.temperature, max_tokens=variant.max_tokens or 200
     )
@@ -97,6 +106,7 @@ class SimulatedRun:
     agent_messages: list[AgentMessage] = field(default_factory=list)
     user_usage: LlmUsage = field(default_factory=LlmUsage)
     user_cost: float | None = 0.0
+    user_replies: list[AssistantMessage] = field(default_factory=list)
     user_turns: int = 0
     goal_met: bool = False
     end: AgentEndEvent | None = None
@@ -157,6 +167,7 @@ def _user_turn(run: SimulatedRun, user: SimulatedUser, player: UserModel, signal
         next((m for m in reversed(end.messages) if isinstance(m, AssistantMessage)), None) if end else None
     )
     if reply is not None:
+        run.user_replies.append(reply)
         run.user_usage = run.user_usage + reply.usage
         run.user_cost = (
             None if reply.cost is None or run.user_cost is None else run.user_cost + reply.cost.total
