@@ -11,8 +11,18 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.experiments.models import PRICED as MODEL_PRICED
+from tests.experiments.models import REPLY_COST, priced_reply
 from ui.experiments.dataset import _frame, _items
-from yiem.experiments import Dataset, DatasetError, DatasetItem, ExperimentStore, SimulatedUser
+from yiem.experiments import (
+    Dataset,
+    DatasetError,
+    DatasetItem,
+    ExperimentStore,
+    SimulatedUser,
+    Variant,
+    run_experiment,
+)
 from yiem.scripted_llm import ScriptedLlm
 from yiem.store import create_store_engine
 from yiem.types import LlmModel, ModelCost
@@ -184,3 +194,64 @@ def test_a_chat_conversation_up_to_here_replays_on_another_model_with_the_diff_a
     assert outcome.output in shown
     diff = next(t for t in shown if t.startswith("--- original"))
     assert "-Your name is Ann." in diff and f"+{outcome.output.splitlines()[0]}" in diff
+
+
+def test_a_simulated_users_run_shows_its_turns_and_its_models_cost_apart(db_url: str) -> None:
+    store = ExperimentStore(create_store_engine(db_url))
+    agent = ScriptedLlm([priced_reply("Which day?"), priced_reply("Booked for Monday.")])
+    player = ScriptedLlm([priced_reply("Monday."), priced_reply("GOAL MET")])
+    data = Dataset.from_records(
+        [{"id": "trip", "input": "A flight to Oslo.", "persona": "A.", "goal": "Book it."}]
+    )
+    run_experiment(
+        data,
+        [Variant(name="v", llm=agent, model=MODEL_PRICED)],
+        [],
+        name="trips",
+        user_model=Variant(name="user", llm=player, model=MODEL_PRICED),
+        store=store,
+    )
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.query_params["e"] = store.list_experiments()[0].id
+    at.run()
+    assert not at.exception, at.exception
+    captions = [str(c.value) for c in at.caption]
+    assert f"simulated user: 1 turns · goal met · ${2 * REPLY_COST:.6f} apart" in captions, captions
+    assert any(c.startswith("Simulated users' model, counted apart: 240 tokens, $0.000280") for c in captions)
+    assert "2 turns" in "\n".join(captions)  # the agent's own turns, beside
+
+
+def test_the_run_tab_chooses_the_user_model_and_its_most_turns(db_url: str) -> None:
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.run()
+    _upload(
+        at,
+        json.dumps({"id": "trip", "input": "Oslo?", "persona": "A.", "goal": "Book it.", "max_user_turns": 9})
+        + "\n",
+    )
+    at.button(key="exp_w_import").click().run()
+    at.selectbox(key="exp_w_user_model_provider").set_value("llamacpp").run()
+    at.text_input(key="exp_w_user_model_url").set_value("http://127.0.0.1:9/v1").run()
+    at.number_input(key="exp_w_user_model_turns").set_value(2).run()
+    assert not at.exception, at.exception
+    spec = at.session_state["exp_draft"].spec()
+    assert spec.user_model is not None and spec.user_model.provider == "llamacpp"
+    assert spec.user_model.base_url == "http://127.0.0.1:9/v1"
+    assert spec.dataset.items[0].user.max_turns == 2  # the experiment's most turns, for every item
+
+
+def test_trajectory_scorers_are_set_up_in_the_scorers_tab(db_url: str) -> None:
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.run()
+    at.button(key="exp_w_add_scorer").click().run()
+    kind = next(s for s in at.selectbox if s.label == "Kind")
+    kind.set_value("tool_sequence").run()
+    calls = next(t for t in at.text_area if t.label.startswith("Calls, one per line"))
+    calls.set_value('search {"city": "Oslo"}\nbook').run()
+    assert not at.exception, at.exception
+    (scorer,) = at.session_state["exp_draft"].scorers
+    assert scorer.kind == "tool_sequence" and [c.tool for c in scorer.calls] == ["search", "book"]
+    assert scorer.calls[0].arguments == {"city": "Oslo"} and scorer.order == "in_order"
+    calls = next(t for t in at.text_area if t.label.startswith("Calls, one per line"))
+    calls.set_value("search {city}").run()
+    assert any("Line 1: the arguments of search are not valid JSON" in str(e.value) for e in at.error)

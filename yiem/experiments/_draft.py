@@ -36,6 +36,9 @@ class ExperimentDraft(BaseModel):
     chat_items: dict[str, str] = Field(default_factory=dict)
     # An item made from a Chat reply (item id -> that reply): the results show the replay beside it.
     originals: dict[str, OriginalReply] = Field(default_factory=dict)
+    # The model that plays the users of items with a persona and a goal, and their most turns.
+    user_model: Variant | None = None
+    user_max_turns: int = Field(default=5, ge=1, le=50)
 
     @classmethod
     def from_chat(
@@ -69,15 +72,24 @@ class ExperimentDraft(BaseModel):
         return Dataset(name=self.dataset.name, items=[*self.dataset.items, *added])
 
     def spec(self) -> RunSpec:
-        """A new run of this draft, the dataset frozen as it is now."""
+        """A new run of this draft, the dataset frozen as it is now; each simulated user gets the
+        experiment's most turns. The user model goes with the run only when an item has a simulated user."""
+        simulated = any(item.user is not None for item in self.dataset.items)
+        items = [
+            item.model_copy(update={"user": item.user.model_copy(update={"max_turns": self.user_max_turns})})
+            if item.user is not None
+            else item
+            for item in self.dataset.items
+        ]
         return RunSpec.build(
-            self.dataset,
+            Dataset(name=self.dataset.name, items=items),
             self.variants,
             self.scorers,
             name=self.name,
             repeats=self.repeats,
             concurrency=self.concurrency,
             budget_usd=self.budget_usd,
+            user_model=self.user_model if simulated else None,
         )
 
 
