@@ -114,7 +114,7 @@ def _run_it(app: StreamlitApp, page: Any, tmp_path: Path, server: ScriptedServer
     _tab(page, "Variants")
     page.get_by_role("button", name="Add a variant", exact=True).click()
     _idle(page)
-    _choose(page, page.get_by_role("combobox", name="Provider"), "llamacpp")
+    _choose(page, page.get_by_role("combobox", name="Provider"), "llama.cpp server")
     _idle(page)
     # Scoped: the hidden Run tab has the user model's fields of the same names.
     variant = page.get_by_test_id("stExpander").filter(has_text="Variant 1:")
