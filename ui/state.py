@@ -107,6 +107,8 @@ CLIENT: Key[tuple[Any, LlmClient, LlmModel]] = Key("yiem_client")
 """The connected model client with the settings fingerprint it was made for."""
 AGENT: Key[Agent] = Key("agent")
 """The agent of the latest send."""
+MADE_EXPERIMENT: Key[tuple[str, int, str, str]] = Key("yiem_made_experiment")
+"""(conversation id, reply index, experiment id, its name) of the last "Experiment from here"."""
 MODEL_LISTS: Key[dict[Any, tuple[list[str], str | None]]] = Key("yiem_model_lists")
 """Each provider's model list as last fetched, and why it could not be, keyed by where it came from."""
 

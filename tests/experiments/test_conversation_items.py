@@ -7,12 +7,24 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from tests.experiments.models import PRICED, smol_variant
 from yiem import Agent, ScriptedLlm
-from yiem.experiments import Dataset, DatasetError, Variant, conversation_up_to, reply_diffs, run_experiment
+from yiem.experiments import (
+    Dataset,
+    DatasetError,
+    ExperimentDraft,
+    ExperimentStore,
+    Variant,
+    conversation_up_to,
+    diff_lines,
+    original_diffs,
+    reply_diffs,
+    run_experiment,
+)
 from yiem.providers.local_llm import LocalLlmServer
-from yiem.store import ConversationStore, create_store_engine
+from yiem.store import ConversationStore, create_store_engine, usage
 from yiem.types import AssistantMessage, UserMessage
 
 
@@ -81,8 +93,8 @@ def test_a_conversation_from_jsonl_ends_with_the_user(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("line", "words"),
     [
-        ('{"messages": "hello"}', "Row 1: 'messages' must be a list of messages"),
-        ('{"messages": [{"role": "user", "content": 5}]}', "Row 1: message 1 is not a conversation message"),
+        ('{"messages": "hello"}', "Line 1: 'messages' must be a list of messages"),
+        ('{"messages": [{"role": "user", "content": 5}]}', "Line 1: message 1 is not a conversation message"),
         (
             '{"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]}',
             "ends with the assistant's reply",
@@ -102,3 +114,41 @@ def test_up_to_a_turn_that_is_not_there(tmp_path: Path) -> None:
     store, conversation_id = _chat(tmp_path)
     with pytest.raises(DatasetError, match="has 2 user turn"):
         conversation_up_to(conversation_id, store.load_messages(conversation_id), 3)
+
+
+def test_the_refusal_names_the_files_line_not_the_items_count() -> None:
+    good = '{"messages": [{"role": "user", "content": "Hi"}]}'
+    text = f'{good}\n\n{good}\n{{"messages": [{{"role": "robot", "content": "x"}}]}}\n'
+    with pytest.raises(DatasetError, match=r"^Line 4: message 1 is not a conversation message"):
+        Dataset.from_jsonl(text)
+
+
+def test_a_chat_reply_up_to_here_is_an_experiment_with_its_original_beside_the_replay(tmp_path: Path) -> None:
+    chats, conversation_id = _chat(tmp_path)
+    messages = chats.load_messages(conversation_id)
+    draft = ExperimentDraft.from_chat("names", conversation_id, messages, 3, "ann")
+    (item,) = draft.dataset.items
+    assert (item.input, [m.text for m in item.messages]) == (
+        "What is my name?",
+        ["Hi, my name is Ann.", "Hello Ann."],
+    )
+    original = draft.originals[item.id]
+    assert original.text == "Your name is Ann." and original.cost == messages[3].cost.total
+    assert draft.chat_items == {item.id: "ann"}
+    with pytest.raises(DatasetError, match="is not a reply"):
+        ExperimentDraft.from_chat("names", conversation_id, messages, 2, "ann")
+
+    store = ExperimentStore(chats.engine, "ann")
+    llm = ScriptedLlm([{"content": [{"type": "text", "text": "You are Ann."}], "usage": {"outputTokens": 4}}])
+    result = run_experiment(draft.dataset, [Variant(name="other", llm=llm, model=PRICED)], [], store=store)
+    (diff,) = original_diffs(result, draft.originals, "other")
+    assert (diff.baseline_output, diff.candidate_output) == ("Your name is Ann.", "You are Ann.")
+    assert diff.baseline_cost == original.cost and diff.candidate_cost == result.outcomes[0].cost
+    assert diff_lines(diff.baseline_output, diff.candidate_output)[-2:] == [
+        "-Your name is Ann.",
+        "+You are Ann.",
+    ]
+    # Only the replay's reply is a new usage row: the conversation's earlier replies were paid in Chat.
+    with store.engine.connect() as conn:
+        rows = conn.execute(select(usage).where(usage.c.run_id == result.run_id)).all()
+    assert [row.output_tokens for row in rows] == [4]

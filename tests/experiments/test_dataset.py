@@ -230,12 +230,12 @@ def test_csv_images_that_are_not_pictures_are_refused_naming_the_row(cell: str, 
 def test_jsonl_image_blocks_are_checked_too() -> None:
     fake = {"type": "image", "data": "aGk=", "mimeType": "image/png"}
     with pytest.raises(
-        DatasetError, match="Row 1 has image 1 that cannot be used: its data is not a picture"
+        DatasetError, match="Line 1 has image 1 that cannot be used: its data is not a picture"
     ):
         Dataset.from_jsonl(json.dumps({"input": "x", "images": [fake]}))
-    with pytest.raises(DatasetError, match="Row 1 has image 1 that is neither a data URL"):
+    with pytest.raises(DatasetError, match="Line 1 has image 1 that is neither a data URL"):
         Dataset.from_jsonl(json.dumps({"input": "x", "images": [42]}))
-    with pytest.raises(DatasetError, match="Row 1 has an images column that is neither text nor a list"):
+    with pytest.raises(DatasetError, match="Line 1 has an images column that is neither text nor a list"):
         Dataset.from_jsonl(json.dumps({"input": "x", "images": {"a": 1}}))
     # With no images column chosen, the column is left alone (and is not a var either).
     (item,) = Dataset.from_jsonl(json.dumps({"input": "x", "images": [fake]}), images=None).items

@@ -6,12 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from tests.experiments.models import PRICED, REPLY_COST, priced_reply, smol_variant
-from yiem import ScriptedLlm
+from yiem import LlmModel, ScriptedLlm
+from yiem.budgets import Budget, BudgetGuard, BudgetStore
 from yiem.experiments import Dataset, DatasetError, ExperimentError, ExperimentStore, Variant, run_experiment
+from yiem.identity import LOCAL_OWNER
 from yiem.providers.local_llm import LocalLlmServer
-from yiem.store import create_store_engine
+from yiem.store import create_store_engine, usage
 from yiem.types import AssistantMessage, UserMessage
 
 FLIGHT = {
@@ -70,7 +73,7 @@ def test_the_embedded_model_plays_the_user_up_to_its_turn_limit(llama_server: Lo
 def test_a_persona_with_no_goal_is_refused_in_words() -> None:
     with pytest.raises(DatasetError, match="Row 1: a simulated user needs a goal"):
         Dataset.from_records([{"input": "hi", "persona": "A traveller."}])
-    with pytest.raises(DatasetError, match="Row 1: a simulated user needs a goal"):
+    with pytest.raises(DatasetError, match="Line 1: a simulated user needs a goal"):
         Dataset.from_jsonl('{"user": {"persona": "A traveller.", "goal": "  "}}')
 
 
@@ -101,3 +104,43 @@ def test_a_simulated_users_transcript_and_cost_are_stored(tmp_path: Path) -> Non
         "Monday.",
         "Booked for Monday.",
     ]
+
+
+def _usage_rows(store: ExperimentStore) -> list[tuple[str, float]]:
+    with store.engine.connect() as conn:
+        return [(r.stop_reason, r.cost_total) for r in conn.execute(select(usage)).all()]
+
+
+def test_the_simulated_users_usage_rows_are_its_own_and_named_so(tmp_path: Path) -> None:
+    store = ExperimentStore(create_store_engine(f"sqlite:///{tmp_path / 'app.db'}"))
+    agent = ScriptedLlm([priced_reply("Which day?"), priced_reply("Booked for Monday.")])
+    player = ScriptedLlm([priced_reply("Monday."), priced_reply("GOAL MET")])
+    run_experiment(
+        Dataset.from_records([FLIGHT]),
+        [Variant(name="v", llm=agent, model=PRICED)],
+        [],
+        user_model=Variant(name="user", llm=player, model=PRICED),
+        store=store,
+    )
+    rows = _usage_rows(store)
+    reasons = sorted(reason for reason, _cost in rows)
+    assert reasons == ["end_turn", "end_turn", "simulated user", "simulated user"]
+    played = sum(cost for reason, cost in rows if reason == "simulated user")
+    assert played == pytest.approx(2 * REPLY_COST)
+
+
+def test_the_user_models_requests_are_held_to_the_spending_limits(tmp_path: Path) -> None:
+    engine = create_store_engine(f"sqlite:///{tmp_path / 'app.db'}")
+    # A limit below one request of the priced user model; the agent's model has no price: let through.
+    BudgetStore(engine).set(LOCAL_OWNER, Budget(scope="person", period="day", limit_usd=0.0001))
+    agent = ScriptedLlm(["Which day?"])
+    player = ScriptedLlm([priced_reply("Monday.")])
+    result = run_experiment(
+        Dataset.from_records([FLIGHT]),
+        [Variant(name="v", llm=agent, model=LlmModel(id="free", provider="scripted"))],
+        [],
+        user_model=Variant(name="user", llm=player, model=PRICED),
+        budget=BudgetGuard(engine, LOCAL_OWNER.id),
+    )
+    assert player.requests == []  # refused before it was sent
+    assert result.status == "budget" and result.stop_reason and "limit" in result.stop_reason

@@ -39,7 +39,7 @@ def test_anthropics_api_says_plainly_it_cannot(llama_server: LocalLlmServer) -> 
     outcome = run_experiment(DATA, [variant], []).outcomes[0]
     assert outcome.error is not None
     assert "cannot yet ask for JSON matching a schema" in outcome.error
-    assert "remove the variant's response schema" in outcome.error
+    assert "remove the response schema (a variant's, or the one in Chat's settings)" in outcome.error
 
 
 def test_a_response_schema_that_is_not_one_is_refused_in_words() -> None:

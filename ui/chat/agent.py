@@ -32,7 +32,7 @@ from yiem.model_setup import (
     takes_images,
 )
 from yiem.providers.catalog import get_model
-from yiem.types import AgentLoopConfig, AgentMessage, LlmModel, UserMessage
+from yiem.types import AgentMessage, LlmModel, UserMessage
 
 
 class ChatSetupError(Exception):
@@ -125,11 +125,7 @@ def prepare() -> tuple[RunAgent, LlmModel, Agent]:
     registry: Any = TOOL_REGISTRY()
     enabled: set[str] = ENABLED_TOOLS()
     tools = [tool for name, tool in registry.tools.items() if name in enabled and calls_tools(model.provider)]
-    config = AgentLoopConfig(
-        tool_execution=settings.tool_execution,
-        temperature=settings.temperature,
-        max_tokens=settings.max_tokens,
-    )
+    config = settings.loop_config()  # sampling, tool calls' order and the response schema
     # Every request of the run (each turn) is checked against the spending limits before it is sent.
     budgeted = CHAT().budget.wrap(client)
     agent = Agent(budgeted, model, system_prompt=settings.system_prompt, tools=tools, config=config)

@@ -7,6 +7,7 @@ import streamlit as st
 from ui import avatars, bootstrap
 from ui.chat import settings as chat_settings
 from ui.chat.timeline import draw_timeline
+from ui.chat.up_to_here import draw_up_to_here
 from ui.chat.views import draw_chat_view
 from ui.clipboard import copy_button, listen_for_copies
 from ui.messages import draw_blocks, draw_tool_call, draw_tool_result
@@ -108,6 +109,7 @@ def draw_history(chat: ChatSession) -> None:
                         on_click=_fork,
                         args=(chat, index),
                     )
+                    draw_up_to_here(chat, index)
                 if index in replies and not chat.temporary:
                     draw_reply_review("chat", chat.conversation_id, str(chat.message_ids[index]), reviews)
         elif message.tool_call_id not in asked:

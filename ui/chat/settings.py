@@ -8,6 +8,7 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.chat import agent as chat_agent
+from ui.chat.response_schema import response_schema_field
 from ui.model_form import (
     PROVIDERS,
     ModelLabels,
@@ -28,7 +29,7 @@ from yiem.model_setup import (
 from yiem.providers.presets import PRESETS
 
 # The widgets showing a setup; each keeps its own value across reruns, so a restored setup clears them.
-_SETUP_WIDGETS = ("provider", "system", "temp_default", "temp", "max_tokens", "mode")
+_SETUP_WIDGETS = ("provider", "system", "temp_default", "temp", "max_tokens", "mode", "response_schema")
 _PER_PROVIDER_WIDGETS = ("url_{}", "model_{}", "model_id_{}")
 
 
@@ -163,5 +164,6 @@ def draw() -> None:
             key=chat_setting("mode").name,
         )
         settings = settings.model_copy(update={"tool_execution": mode})
+        settings = response_schema_field(settings)
         SETTINGS.set(settings)
         _tools_section()

@@ -11,12 +11,23 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from ui.experiments.conversation import draw_conversation_items, item_kind
 from ui.experiments.item_images import draw_item_images
 from ui.state import EDITOR_VERSION, EXPERIMENT_WIDGET_PREFIX, dataset_base, experiment_widget
-from yiem.experiments import Dataset, DatasetError, DatasetItem, ExperimentDraft
+from yiem.experiments import (
+    Dataset,
+    DatasetError,
+    DatasetItem,
+    ExperimentDraft,
+    SimulatedUserError,
+    simulated_user,
+)
 from yiem.store import Conversation, ConversationStore, StoreError
 
-FIXED = ["id", "input", "expected", "tags", "images"]
+FIXED = ["id", "input", "expected", "tags", "images", "persona", "goal", "kind"]
+# A file's columns that are never the input: what the library reads by name.
+NOT_INPUT = {"messages", "user", "persona", "goal", "max_user_turns", "forbidden_tools", "vars", "id", "tags"}
+NO_INPUT = "(none: the conversation or the simulated user opens)"
 
 
 def _frame(dataset: Dataset) -> pd.DataFrame:
@@ -28,6 +39,9 @@ def _frame(dataset: Dataset) -> pd.DataFrame:
             "expected": item.expected or "",
             "tags": ", ".join(item.tags),
             "images": str(len(item.images)) if item.images else "",
+            "persona": item.user.persona if item.user else "",
+            "goal": item.user.goal if item.user else "",
+            "kind": item_kind(item),
             **{name: item.vars.get(name, "") for name in var_names},
         }
         for item in dataset.items
@@ -36,11 +50,22 @@ def _frame(dataset: Dataset) -> pd.DataFrame:
 
 
 def _items(frame: pd.DataFrame, before: Dataset) -> list[DatasetItem]:
-    images = {item.id: item.images for item in before.items}
+    """The table's rows as items; what the table does not show (images, a conversation, turns) is kept
+    by id. A persona with no goal raises `DatasetError` naming its row."""
+    earlier = {item.id: item for item in before.items}
     items = []
-    for record in frame.fillna("").to_dict("records"):
+    for number, record in enumerate(frame.fillna("").to_dict("records"), start=1):
         text = str(record.get("input", "")).strip()
-        if not text:
+        old = earlier.get(str(record.get("id", "")).strip())
+        try:
+            user = simulated_user(
+                str(record.get("persona", "")),
+                str(record.get("goal", "")),
+                old.user.max_turns if old and old.user else None,
+            )
+        except SimulatedUserError as error:
+            raise DatasetError(f"Row {number}: {error}.") from None
+        if not text and user is None and not (old and old.messages):
             continue  # a row being typed, or emptied to delete it
         record_vars = {k: str(v) for k, v in record.items() if k not in FIXED and str(v) != ""}
         fields: dict[str, Any] = {"input": text, "vars": record_vars}
@@ -49,8 +74,9 @@ def _items(frame: pd.DataFrame, before: Dataset) -> list[DatasetItem]:
         expected = str(record.get("expected", ""))
         fields["expected"] = expected if expected else None
         fields["tags"] = [t.strip() for t in str(record.get("tags", "")).split(",") if t.strip()]
-        item = DatasetItem(**fields)
-        item.images = images.get(item.id, [])
+        item = DatasetItem(**fields, user=user)
+        if old is not None:
+            item.images, item.messages, item.forbidden_tools = old.images, old.messages, old.forbidden_tools
         items.append(item)
     return items
 
@@ -89,13 +115,25 @@ def draw_dataset(draft: ExperimentDraft, chats: ConversationStore) -> None:
             "images": st.column_config.TextColumn(
                 "images", disabled=True, help="How many; attach them under Images of an item"
             ),
+            "persona": st.column_config.TextColumn(
+                "persona", help="A simulated user: who plays the user (the Run tab chooses its model)"
+            ),
+            "goal": st.column_config.TextColumn(
+                "goal", help="What the simulated user wants done; it ends the conversation once it is"
+            ),
+            "kind": st.column_config.TextColumn(
+                "kind", disabled=True, help="A conversation or a simulated user"
+            ),
         },
     )
     try:
         draft.dataset = Dataset(name=draft.dataset.name, items=_items(edited, draft.dataset))
+    except DatasetError as error:
+        st.error(f"{error} Nothing else in the table was changed.")
     except ValueError as error:
         st.error(f"An item cannot be used: {error}")
     st.caption(f"{len(draft.dataset.items)} items · version {draft.dataset.version[:8]}")
+    draw_conversation_items(draft.dataset)
     draw_item_images(draft)
     left, right = st.columns(2)
     with left:
@@ -126,8 +164,17 @@ def _upload(draft: ExperimentDraft) -> None:
     except DatasetError as error:
         st.error(str(error))
         return
-    input_column = st.selectbox("Input column", columns, key=f"{EXPERIMENT_WIDGET_PREFIX}map_input")
-    rest = [c for c in columns if c != input_column]
+    inputs = [c for c in columns if c not in NOT_INPUT]
+    if NOT_INPUT & {"messages", "user", "persona", "goal"} & set(columns) or not inputs:
+        inputs.append(NO_INPUT)
+    picked_input = st.selectbox(
+        "Input column",
+        inputs,
+        index=inputs.index("input") if "input" in inputs else 0,
+        key=f"{EXPERIMENT_WIDGET_PREFIX}map_input",
+    )
+    input_column = "input" if picked_input == NO_INPUT else picked_input
+    rest = [c for c in columns if c != input_column and c not in NOT_INPUT]
     expected = _optional_column("Expected column", rest, "expected")
     others = [c for c in rest if c != expected]
     images = _optional_column(

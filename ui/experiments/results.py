@@ -10,6 +10,7 @@ import streamlit as st
 
 from ui import avatars
 from ui.chat.timeline import draw_timeline
+from ui.experiments.agent_settings import played_caption
 from ui.experiments.review import draw_cell_review, review_store
 from ui.experiments.state import experiment_store
 from ui.messages import continue_in_chat
@@ -48,6 +49,11 @@ def draw_summary(result: ExperimentResult) -> None:
         st.caption(
             f"Rubric judges, counted apart: {tokens(result.judge_usage.total_tokens)} tokens, "
             f"{dollars(result.judge_cost)}."
+        )
+    if result.user_usage.total_tokens:
+        st.caption(
+            f"Simulated users' model, counted apart: {tokens(result.user_usage.total_tokens)} tokens, "
+            f"{dollars(result.user_cost)}."
         )
 
 
@@ -95,6 +101,8 @@ def draw_matrix(result: ExperimentResult) -> None:
             column.caption(
                 f"{dollars(outcome.cost)} · {duration(outcome.latency_ms)} · {outcome.turns} turns"
             )
+            if outcome.user_usage is not None:
+                column.caption(played_caption(outcome))
             if column.button(
                 "Transcript", key=f"exp_open_{result.run_id}_{item.id}_{name}", icon=":material/article:"
             ):

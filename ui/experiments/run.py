@@ -6,6 +6,7 @@ from typing import Any
 
 import streamlit as st
 
+from ui.experiments.agent_settings import draw_user_model
 from ui.experiments.state import (
     BUDGET_FIELD,
     CONCURRENCY_FIELD,
@@ -17,7 +18,15 @@ from ui.experiments.state import (
 )
 from ui.state import EXPERIMENT_RUN, RUN_ERROR, TOOL_REGISTRY
 from yiem.amounts import dollars
-from yiem.experiments import BackgroundRun, ExperimentDraft, ExperimentError, Progress, RunRecord, check_spec
+from yiem.experiments import (
+    BackgroundRun,
+    ExperimentDraft,
+    ExperimentError,
+    Progress,
+    RunRecord,
+    RunSpec,
+    check_spec,
+)
 from yiem.store import StoreError
 
 POLL_SECONDS = 0.5
@@ -47,6 +56,13 @@ def draw_run_settings(draft: ExperimentDraft) -> None:
         help="0: no budget. Items of a model without a price count nothing.",
     )
     draft.budget_usd = budget or None
+    draw_user_model(draft)
+
+
+def _keyed(spec: RunSpec) -> RunSpec:
+    """The spec with the keys typed this session (the variants' and the user model's)."""
+    player = with_session_keys([spec.user_model])[0] if spec.user_model is not None else None
+    return spec.model_copy(update={"variants": with_session_keys(spec.variants), "user_model": player})
 
 
 def start_run(draft: ExperimentDraft) -> None:
@@ -60,7 +76,7 @@ def start_run(draft: ExperimentDraft) -> None:
     try:
         experiment_id = save(draft)
         # The run goes with the keys typed this session; the store keeps it without them.
-        keyed = spec.model_copy(update={"variants": with_session_keys(spec.variants)})
+        keyed = _keyed(spec)
         EXPERIMENT_RUN.set(BackgroundRun.start(experiment_store(), keyed, experiment_id, _tools()))
     except StoreError as error:  # no longer shared for editing since the page was drawn
         st.error(f"The run was not started: {error}")
@@ -70,7 +86,7 @@ def resume_run(record: RunRecord) -> None:
     """Run what a stopped or interrupted run has left."""
     store = experiment_store()
     spec = store.load_spec(record.id)
-    keyed = spec.model_copy(update={"variants": with_session_keys(spec.variants)})
+    keyed = _keyed(spec)
     EXPERIMENT_RUN.set(BackgroundRun.resume(store, keyed, _tools()))
 
 

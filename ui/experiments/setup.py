@@ -10,6 +10,7 @@ from typing import Any
 import streamlit as st
 
 from ui import bootstrap
+from ui.experiments.agent_settings import TRAJECTORY_FACTORIES, TRAJECTORY_KINDS, trajectory_fields
 from ui.model_form import model_fields, setup_form
 from ui.state import EXPERIMENT_WIDGET_PREFIX, Key, experiment_widget, init_widget, widget
 from yiem.chat import Preset
@@ -29,6 +30,7 @@ SCORER_KINDS = {
     "cost_limit": "Cost at most",
     "latency_limit": "Took at most",
     "rubric": "Graded by a model (rubric)",
+    **TRAJECTORY_KINDS,
 }
 
 
@@ -194,6 +196,8 @@ def _scorer_fields(kind: str, k: str, old: dict[str, Any], variant_names: list[s
                 "Milliseconds per item", 1.0, key=init_widget(k + "ms", float(old.get("max_ms", 10_000)))
             )
         }
+    if kind in TRAJECTORY_KINDS:
+        return trajectory_fields(kind, k, old)
     if kind == "rubric":
         text = st.text_area(
             "Rubric",
@@ -231,6 +235,7 @@ FACTORIES: dict[str, Callable[..., AnyScorer]] = {
     "called_tool": scorers.called_tool,
     "cost_limit": scorers.cost_limit,
     "latency_limit": scorers.latency_limit,
+    **TRAJECTORY_FACTORIES,
 }
 
 

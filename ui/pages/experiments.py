@@ -15,6 +15,7 @@ from ui import bootstrap
 from ui.experiments.charts import draw_comparison, draw_history, draw_quality_cost, draw_scorer_bars
 from ui.experiments.dataset import draw_dataset
 from ui.experiments.example import draw_cost_line, draw_first_run, draw_tab_help
+from ui.experiments.replay import draw_replays
 from ui.experiments.results import draw_exports, draw_matrix, draw_summary
 from ui.experiments.review import draw_assignment, draw_judgment, draw_queue
 from ui.experiments.run import draw_progress, draw_run_settings, resume_run, start_run
@@ -193,6 +194,7 @@ with compare_tab:
     draw_comparison(result, results)
 with history_tab:
     draw_history(results)
+draw_replays(result, current.originals)
 draw_exports(result)
 if experiment_id:
     # A plain link (as the Costs page's own links to Chat): the page's URL names the experiment.

@@ -31,7 +31,14 @@ from yiem.experiments._draft import BackgroundRun, ExperimentDraft
 from yiem.experiments._example import EXAMPLE_NAME, NO_JUDGE, TAB_HELP, example_experiment, is_example
 from yiem.experiments._item_run import run_item, user_message
 from yiem.experiments._outcome import ItemOutcome, OutcomeKey, Score
-from yiem.experiments._replay import ReplyDiff, reply_diffs
+from yiem.experiments._replay import (
+    OriginalReply,
+    ReplyDiff,
+    diff_lines,
+    original_diffs,
+    reply_diffs,
+    up_to_here,
+)
 from yiem.experiments._results import (
     Comparison,
     ExperimentResult,
@@ -63,6 +70,12 @@ from yiem.experiments._runner import (
     run_experiment,
     run_spec,
 )
+from yiem.experiments._simulated_user import (
+    GOAL_MET,
+    SimulatedUser,
+    SimulatedUserError,
+    simulated_user,
+)
 from yiem.experiments._spec import DEFAULT_CONCURRENCY, RAY_ADDRESS_ENV, ExperimentError, RunSpec, check_spec
 from yiem.experiments._spec_file import (
     SPEC_FORMAT,
@@ -91,6 +104,7 @@ __all__ = [
     "CUSTOM_PROVIDER",
     "DEFAULT_CONCURRENCY",
     "EXAMPLE_NAME",
+    "GOAL_MET",
     "HUMAN_SCORER",
     "NO_JUDGE",
     "RAY_ADDRESS_ENV",
@@ -119,6 +133,7 @@ __all__ = [
     "ItemOutcome",
     "Judge",
     "MemoryRecorder",
+    "OriginalReply",
     "OutcomeKey",
     "Progress",
     "QueueCell",
@@ -138,6 +153,8 @@ __all__ = [
     "ScorerFigures",
     "ScorerSpecError",
     "Sharing",
+    "SimulatedUser",
+    "SimulatedUserError",
     "SpecFile",
     "SpecFileError",
     "SpecTooNewError",
@@ -152,6 +169,7 @@ __all__ = [
     "check_spec",
     "compare",
     "conversation_up_to",
+    "diff_lines",
     "disagreements",
     "example_experiment",
     "human_verdicts",
@@ -160,6 +178,7 @@ __all__ = [
     "load_spec_file",
     "mcnemar_exact",
     "mean_score",
+    "original_diffs",
     "pareto_front",
     "parse_spec_file",
     "parse_verdict",
@@ -173,9 +192,11 @@ __all__ = [
     "scorer_comparison",
     "scorer_figures",
     "scorers",
+    "simulated_user",
     "spec_file_json",
     "spec_schema",
     "summarize",
+    "up_to_here",
     "user_message",
     "wilson_interval",
     "with_corrections",

@@ -117,23 +117,26 @@ class Dataset(BaseModel):
         tags: str | None = "tags",
         id: str | None = "id",
         images: str | None = "images",
+        rows: Sequence[str] | None = None,
     ) -> Dataset:
         """Items from dicts: `input` names the input column, `expected`, `tags`, `images` theirs (None: none).
 
         `vars` lists the columns that become template vars; None takes every column not otherwise
         used. Tags may be a list or a comma-separated string; images are data URLs or base64 (a list,
-        or separated by whitespace), each checked to be a picture before it is taken.
+        or separated by whitespace), each checked to be a picture before it is taken. `rows` names
+        each record in errors ("Line 7" of a file); by default "Row 1", "Row 2"….
         """
         items = []
         for number, record in enumerate(records, start=1):
-            conversation = _conversation(record.get("messages"), number)
-            user = _simulated_user(record, number)
+            row = rows[number - 1] if rows is not None else f"Row {number}"
+            conversation = _conversation(record.get("messages"), row)
+            user = _simulated_user(record, row)
             if record.get(input) in (None, "") and user is None:
                 if not conversation:
-                    raise DatasetError(f"Row {number} has no value in the input column {input!r}.")
+                    raise DatasetError(f"{row} has no value in the input column {input!r}.")
                 if not isinstance(conversation[-1], UserMessage | ToolResultMessage):
                     raise DatasetError(
-                        f"Row {number}: the conversation ends with the assistant's reply; give the user's "
+                        f"{row}: the conversation ends with the assistant's reply; give the user's "
                         f"next turn in the {input!r} column or end 'messages' with a user message."
                     )
             used = {input, expected, tags, id, images, "images", "vars", "forbidden_tools", "messages"}
@@ -141,7 +144,7 @@ class Dataset(BaseModel):
             names = [key for key in record if key not in used] if vars is None else list(vars)
             missing = [column for column in names if column not in record]
             if missing:
-                raise DatasetError(f"Row {number} has no column {missing[0]!r} (chosen as a var).")
+                raise DatasetError(f"{row} has no column {missing[0]!r} (chosen as a var).")
             row_vars = {column: _text(record[column]) for column in names if record[column] is not None}
             if isinstance(record.get("vars"), Mapping):
                 row_vars = {**{k: _text(v) for k, v in record["vars"].items()}, **row_vars}
@@ -149,7 +152,7 @@ class Dataset(BaseModel):
             try:
                 row_images = cell_images(record.get(images)) if images else []
             except CellImageError as error:
-                raise DatasetError(f"Row {number} has {error}.") from None
+                raise DatasetError(f"{row} has {error}.") from None
             try:
                 items.append(
                     DatasetItem(
@@ -165,7 +168,7 @@ class Dataset(BaseModel):
                     )
                 )
             except ValidationError as error:
-                raise DatasetError(f"Row {number} is not a valid item: {error.errors()[0]['msg']}") from None
+                raise DatasetError(f"{row} is not a valid item: {error.errors()[0]['msg']}") from None
         return cls(name=name, items=items)
 
     @classmethod
@@ -180,7 +183,7 @@ class Dataset(BaseModel):
     @classmethod
     def from_jsonl(cls, source: str | Path | io.TextIOBase, **mapping: Any) -> Dataset:
         """Items from JSON Lines (one object per line); `mapping` as `from_records`."""
-        records = []
+        records, rows = [], []
         for number, line in enumerate(_read(source).splitlines(), start=1):
             if not line.strip():
                 continue
@@ -191,7 +194,8 @@ class Dataset(BaseModel):
             if not isinstance(record, dict):
                 raise DatasetError(f"Line {number} is not a JSON object.")
             records.append(record)
-        return cls.from_records(records, **mapping)
+            rows.append(f"Line {number}")
+        return cls.from_records(records, rows=rows, **mapping)
 
     @classmethod
     def from_conversations(
@@ -259,7 +263,7 @@ def conversation_up_to(conversation_id: str, messages: Sequence[AgentMessage], t
     )
 
 
-def _simulated_user(record: Mapping[str, Any], number: int) -> SimulatedUser | None:
+def _simulated_user(record: Mapping[str, Any], row: str) -> SimulatedUser | None:
     """A record's simulated user: a `user` object, or `persona` / `goal` / `max_user_turns` columns."""
     given = record.get("user")
     if not isinstance(given, Mapping):
@@ -275,15 +279,15 @@ def _simulated_user(record: Mapping[str, Any], number: int) -> SimulatedUser | N
         words = str(first["msg"]).removeprefix("Value error, ")
         if first["type"] == "missing" and first["loc"] == ("goal",):
             words = "a simulated user needs a goal: say what the user wants done"
-        raise DatasetError(f"Row {number}: {words} (field {'.'.join(map(str, first['loc']))}).") from None
+        raise DatasetError(f"{row}: {words} (field {'.'.join(map(str, first['loc']))}).") from None
 
 
-def _conversation(value: Any, number: int) -> list[AgentMessage]:
+def _conversation(value: Any, row: str) -> list[AgentMessage]:
     """A record's `messages`: the spec's message types (a plain string content is taken as its text)."""
     if value in (None, "", []):
         return []
     if not isinstance(value, list) or not all(isinstance(message, dict) for message in value):
-        raise DatasetError(f"Row {number}: 'messages' must be a list of messages, each a JSON object.")
+        raise DatasetError(f"{row}: 'messages' must be a list of messages, each a JSON object.")
     records = [
         {**message, "content": [{"type": "text", "text": message["content"]}]}
         if isinstance(message.get("content"), str)
@@ -296,7 +300,7 @@ def _conversation(value: Any, number: int) -> list[AgentMessage]:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"][:1])
         raise DatasetError(
-            f"Row {number}: message {int(where) + 1 if where.isdigit() else where} is not a conversation "
+            f"{row}: message {int(where) + 1 if where.isdigit() else where} is not a conversation "
             f"message ({first['msg']}); each needs a role (user, assistant or toolResult) and content."
         ) from None
     calls = {c.id for m in conversation if isinstance(m, AssistantMessageToolCall) for c in m.tool_calls}
@@ -304,7 +308,7 @@ def _conversation(value: Any, number: int) -> list[AgentMessage]:
     orphan = next((m for m in results if m.tool_call_id not in calls), None)
     if orphan is not None:
         raise DatasetError(
-            f"Row {number}: the tool result for {orphan.tool_call_id!r} answers no tool call before it."
+            f"{row}: the tool result for {orphan.tool_call_id!r} answers no tool call before it."
         )
     return conversation
 

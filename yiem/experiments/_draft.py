@@ -4,20 +4,22 @@ in a background thread the page polls."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from yiem.budgets import BudgetGuard
 from yiem.experiments._dataset import Dataset
+from yiem.experiments._replay import OriginalReply, up_to_here
 from yiem.experiments._results import ExperimentResult
 from yiem.experiments._runner import Progress, RunOptions, RunRecorder, run_spec
 from yiem.experiments._spec import DEFAULT_CONCURRENCY, RunSpec
 from yiem.experiments._storage import ExperimentStore
 from yiem.experiments._variant import Variant
 from yiem.experiments.scorers import AnyScorer
-from yiem.types import AbortSignal, AgentTool
+from yiem.model_setup import ModelSetup
+from yiem.types import AbortSignal, AgentMessage, AgentTool
 
 
 class ExperimentDraft(BaseModel):
@@ -32,6 +34,35 @@ class ExperimentDraft(BaseModel):
     budget_usd: float | None = Field(default=None, gt=0)
     # Items taken from someone's conversations (item id -> whose): sharing them asks that person first.
     chat_items: dict[str, str] = Field(default_factory=dict)
+    # An item made from a Chat reply (item id -> that reply): the results show the replay beside it.
+    originals: dict[str, OriginalReply] = Field(default_factory=dict)
+    # The model that plays the users of items with a persona and a goal, and their most turns.
+    user_model: Variant | None = None
+    user_max_turns: int = Field(default=5, ge=1, le=50)
+
+    @classmethod
+    def from_chat(
+        cls,
+        title: str,
+        conversation_id: str,
+        messages: Sequence[AgentMessage],
+        index: int,
+        owner: str,
+        setup: ModelSetup | None = None,
+    ) -> ExperimentDraft:
+        """An experiment of one item: the conversation up to the reply at `index`, that reply kept as
+        the original to compare with; `setup` (the Chat's model) its first variant."""
+        item, original = up_to_here(conversation_id, messages, index)
+        draft = cls(name=f"{title or 'Chat'} up to here")
+        draft.dataset = draft.add_from_conversations(Dataset(name=draft.name, items=[item]), owner)
+        draft.originals[item.id] = original
+        if setup is not None:
+            draft.variants = [
+                Variant.named(
+                    setup.model_id or setup.provider or "chat", setup.model_copy(update={"api_key": ""})
+                )
+            ]
+        return draft
 
     def add_from_conversations(self, loaded: Dataset, owner: str) -> Dataset:
         """The dataset with `owner`'s conversation items added (turns already in it are not added twice)."""
@@ -41,15 +72,24 @@ class ExperimentDraft(BaseModel):
         return Dataset(name=self.dataset.name, items=[*self.dataset.items, *added])
 
     def spec(self) -> RunSpec:
-        """A new run of this draft, the dataset frozen as it is now."""
+        """A new run of this draft, the dataset frozen as it is now; each simulated user gets the
+        experiment's most turns. The user model goes with the run only when an item has a simulated user."""
+        simulated = any(item.user is not None for item in self.dataset.items)
+        items = [
+            item.model_copy(update={"user": item.user.model_copy(update={"max_turns": self.user_max_turns})})
+            if item.user is not None
+            else item
+            for item in self.dataset.items
+        ]
         return RunSpec.build(
-            self.dataset,
+            Dataset(name=self.dataset.name, items=items),
             self.variants,
             self.scorers,
             name=self.name,
             repeats=self.repeats,
             concurrency=self.concurrency,
             budget_usd=self.budget_usd,
+            user_model=self.user_model if simulated else None,
         )
 
 

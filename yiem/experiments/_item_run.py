@@ -98,10 +98,12 @@ def run_item(
         turns=turns,
         stop_reason=end.stop_reason if end is not None else "error",
         error=(end.error_message if failed and end is not None else None) or run.error,
+        given_messages=len(item.messages),
     )
     if item.user is not None:
         outcome.user_usage, outcome.user_cost = run.user_usage, run.user_cost
         outcome.user_turns, outcome.goal_met = run.user_turns, run.goal_met
+        outcome.user_replies = run.user_replies
     outcome.scores = [_score(scorer, item, outcome) for scorer in scorers]
     return outcome
 

@@ -53,6 +53,10 @@ class ItemOutcome(BaseModel):
     user_cost: float | None = None
     user_turns: int = 0
     goal_met: bool | None = None
+    # The user model's replies, for their usage rows (the transcript holds their words as user turns).
+    user_replies: list[AssistantMessage] = Field(default_factory=list)
+    # How many of `messages` the item gave (a conversation item's): replayed, not replied in this run.
+    given_messages: int = 0
 
     @property
     def key(self) -> OutcomeKey:

@@ -10,6 +10,9 @@ from yiem.experiments._outcome import ItemOutcome
 from yiem.store import usage_row
 from yiem.types import AssistantMessage, AssistantMessageToolCall, model_json
 
+SIMULATED_USER = "simulated user"
+"""The stop reason of a simulated user's usage rows: how the Costs page tells them from the variant's."""
+
 
 def _judge_row(score: Any, now: int, tags: dict[str, str]) -> dict[str, Any]:
     tokens = score.judge_usage
@@ -54,7 +57,9 @@ class OutcomeRows:
     def add(self, outcome: ItemOutcome, now: int) -> ItemOutcome:
         """Add one outcome's rows; returns it with its conversation's id."""
         conversation_id = str(uuid.uuid4())
-        replies = [m for m in outcome.messages if isinstance(m, AssistantMessage | AssistantMessageToolCall)]
+        # A conversation item's earlier replies were paid for in Chat: only this run's own count.
+        ran = outcome.messages[outcome.given_messages :]
+        replies = [m for m in ran if isinstance(m, AssistantMessage | AssistantMessageToolCall)]
         self.conversations.append(
             {
                 "id": conversation_id,
@@ -85,7 +90,19 @@ class OutcomeRows:
         self.usage += [
             _judge_row(score, now, self.tags) for score in outcome.scores if score.judge_usage is not None
         ]
-        stored = outcome.model_copy(update={"messages": [], "conversation_id": conversation_id})
+        # The simulated user's replies: its own rows, named so on the Costs page (By stop reason).
+        self.usage += [
+            {
+                **usage_row(reply, None, conversation_id),
+                **self.tags,
+                "price_known": reply.cost is not None,
+                "stop_reason": SIMULATED_USER,
+            }
+            for reply in outcome.user_replies
+        ]
+        stored = outcome.model_copy(
+            update={"messages": [], "user_replies": [], "conversation_id": conversation_id}
+        )
         self.outcomes.append(
             {
                 "run_id": self.run_id,

@@ -127,7 +127,8 @@ def run_remote_item(
     llm, model, tools = ready
     _refusal.message = None
     item = spec.dataset.items[item_index]
-    player = connect_player(spec.user_model) if item.user is not None else None
+    guard = _worker_guard(limits) if limits is not None else None
+    player = connect_player(spec.user_model, guard, _refused) if item.user is not None else None
     outcome = run_item(variant, item, repeat, llm, model, tools, spec.scorers, AbortSignal(), player)
     return (None if outcome is None else model_json(outcome)), _refusal.message
 

@@ -207,13 +207,28 @@ class ExperimentResult(BaseModel):
     def judge_cost(self) -> float:
         return sum(outcome.judge_cost for outcome in self.outcomes)
 
+    @property
+    def user_usage(self) -> LlmUsage:
+        """Tokens the models playing simulated users used, apart from the variants'."""
+        total = LlmUsage()
+        for outcome in self.outcomes:
+            if outcome.user_usage is not None:
+                total = total + outcome.user_usage
+        return total
+
+    @property
+    def user_cost(self) -> float | None:
+        """Their known dollars; None when a simulated user's model has no price."""
+        played = [o.user_cost for o in self.outcomes if o.user_usage is not None]
+        return None if None in played else sum(c for c in played if c is not None)
+
     def cost(self) -> RunCost:
-        """What the whole run cost, judges included, the unpriced outcomes counted apart."""
-        usage = self.judge_usage
+        """What the whole run cost, judges and simulated users included, the unpriced counted apart."""
+        usage = self.judge_usage + self.user_usage
         for outcome in self.outcomes:
             usage = usage + outcome.usage
         return RunCost(
-            known_usd=sum((o.cost or 0.0) + o.judge_cost for o in self.outcomes),
+            known_usd=sum((o.cost or 0.0) + o.judge_cost + (o.user_cost or 0.0) for o in self.outcomes),
             outcomes=len(self.outcomes),
             unpriced=sum(not o.price_known for o in self.outcomes),
             input_tokens=usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,

@@ -42,7 +42,7 @@ QUEUE_AHEAD = 64
 
 @dataclass(frozen=True)
 class Progress:
-    """How far a run is: counts, dollars so far (variants and judges), time and an estimate left.
+    """How far a run is: counts, dollars so far (variants, judges, simulated users), time and time left.
 
     `cost` sums the known prices only; `unpriced` counts the outcomes with a price unknown (a local
     model), so a run of those is never shown as costing $0.
@@ -159,7 +159,7 @@ class ThreadExecutor:
             if budget is not None:
                 llm = budget.wrap(llm, on_refuse)
             self._ready[variant.name] = (llm, model, variant.select_tools(tools))
-        self._player = connect_player(spec.user_model)
+        self._player = connect_player(spec.user_model, budget, on_refuse)
 
     def submit(
         self, variant: Variant, item: DatasetItem, repeat: int, spec: RunSpec, signal: AbortSignal
@@ -427,5 +427,5 @@ class _Run:
 
 
 def _spent_on(outcome: ItemOutcome) -> float:
-    """The known dollars of one outcome: its replies' and its rubric judges'."""
-    return (outcome.cost or 0.0) + outcome.judge_cost
+    """The known dollars of one outcome: its replies', its rubric judges' and its simulated user's."""
+    return (outcome.cost or 0.0) + outcome.judge_cost + (outcome.user_cost or 0.0)

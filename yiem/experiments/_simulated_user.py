@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
+from yiem.budgets import BudgetCheck, BudgetGuard
 from yiem.errors import YiemError
 from yiem.events import AgentEndEvent
 from yiem.experiments._variant import Variant
@@ -58,6 +59,17 @@ class SimulatedUser(BaseModel):
         return goal
 
 
+def simulated_user(persona: str, goal: str, max_turns: int | None = None) -> SimulatedUser | None:
+    """The simulated user a persona and a goal describe (None when both are empty); a persona with no
+    goal raises `SimulatedUserError` in words."""
+    if not persona.strip() and not goal.strip():
+        return None
+    if not goal.strip():
+        raise SimulatedUserError("a simulated user needs a goal: say what the user wants done")
+    fields = {} if max_turns is None else {"max_turns": max_turns}
+    return SimulatedUser(persona=persona.strip(), goal=goal.strip(), **fields)
+
+
 @dataclass
 class UserModel:
     """The model that plays the user (any provider), connected once for a run."""
@@ -68,11 +80,19 @@ class UserModel:
     max_tokens: int | None = 200
 
 
-def connect_player(variant: Variant | None) -> UserModel | None:
-    """The run's user model connected (`VariantError` in words when it will not), or None if it has none."""
+def connect_player(
+    variant: Variant | None,
+    budget: BudgetGuard | None = None,
+    on_refuse: Callable[[BudgetCheck, AbortSignal | None], None] | None = None,
+) -> UserModel | None:
+    """The run's user model connected (`VariantError` in words when it will not), or None if it has none.
+
+    With `budget`, its requests are checked against the person's spending limits as the variants' are."""
     if variant is None:
         return None
     llm, model = variant.connect()
+    if budget is not None:
+        llm = budget.wrap(llm, on_refuse)
     return UserModel(
         llm=llm, model=model, temperature=variant.temperature, max_tokens=variant.max_tokens or 200
     )
@@ -86,6 +106,7 @@ class SimulatedRun:
     agent_messages: list[AgentMessage] = field(default_factory=list)
     user_usage: LlmUsage = field(default_factory=LlmUsage)
     user_cost: float | None = 0.0
+    user_replies: list[AssistantMessage] = field(default_factory=list)
     user_turns: int = 0
     goal_met: bool = False
     end: AgentEndEvent | None = None
@@ -146,6 +167,7 @@ def _user_turn(run: SimulatedRun, user: SimulatedUser, player: UserModel, signal
         next((m for m in reversed(end.messages) if isinstance(m, AssistantMessage)), None) if end else None
     )
     if reply is not None:
+        run.user_replies.append(reply)
         run.user_usage = run.user_usage + reply.usage
         run.user_cost = (
             None if reply.cost is None or run.user_cost is None else run.user_cost + reply.cost.total

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field
 
 from yiem.errors import YiemError
-from yiem.json_schema import UnusableSchemaError, usable_validator
 from yiem.llm import LlmClient
 from yiem.model_setup import ModelSettingsError, ModelSetup, connect, fill_template
 from yiem.types import AgentLoopConfig, AgentTool, LlmModel
@@ -21,10 +20,6 @@ class VariantError(YiemError):
     """A variant cannot run as configured (no model, a missing tool, a provider that will not connect)."""
 
 
-class ResponseSchemaError(VariantError, ValueError):
-    """A variant's response schema is not a JSON Schema yiem can check answers with."""
-
-
 class Variant(ModelSetup):
     """A named model setup (provider settings, or any `LlmClient` in Python) whose system prompt is a
     template over the item's vars, with the loop's max turns."""
@@ -33,8 +28,6 @@ class Variant(ModelSetup):
 
     name: str
     max_turns: int = Field(default=10, ge=1)
-    # Structured output: the answer must be JSON this schema accepts (checked to be a schema here).
-    response_schema: dict[str, Any] | None = None
     # Python only: a client object (e.g. ScriptedLlm) and its model instead of provider settings.
     llm: LlmClient | None = Field(default=None, exclude=True, repr=False)
     model: LlmModel | None = Field(default=None, exclude=True, repr=False)
@@ -64,18 +57,7 @@ class Variant(ModelSetup):
 
     def loop_config(self, max_turns: int | None = None) -> AgentLoopConfig:
         """The agent loop's settings for this variant (its own max turns unless told otherwise)."""
-        config = super().loop_config(self.max_turns if max_turns is None else max_turns)
-        return config.model_copy(update={"response_schema": self.response_schema})
-
-    @field_validator("response_schema")
-    @classmethod
-    def _valid_schema(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
-        if schema is not None:
-            try:
-                usable_validator(schema)
-            except UnusableSchemaError as error:
-                raise ResponseSchemaError(f"the response schema cannot be used: {error}") from None
-        return schema
+        return super().loop_config(self.max_turns if max_turns is None else max_turns)
 
     def connect(self) -> tuple[LlmClient, LlmModel]:
         """The client and model to run; `VariantError` says what to change when that fails."""

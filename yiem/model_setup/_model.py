@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from yiem.errors import YiemError
+from yiem.json_schema import UnusableSchemaError, usable_validator
 from yiem.types import AgentLoopConfig
 
 LOCAL = "local"
@@ -44,6 +46,32 @@ def takes_images(provider: str, model_id: str) -> bool:
     return "image" in get_model(provider, model_id).input
 
 
+def parse_response_schema(text: str) -> dict[str, Any] | None:
+    """A response schema as typed in a form (None when empty); `ResponseSchemaError` says what is wrong."""
+    if not text.strip():
+        return None
+    try:
+        schema = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ResponseSchemaError(f"The schema is not JSON: {error.msg} (line {error.lineno}).") from None
+    if not isinstance(schema, dict):
+        raise ResponseSchemaError('The schema must be a JSON object, such as {"type": "object"}.')
+    try:
+        usable_validator(schema)
+    except UnusableSchemaError as error:
+        raise ResponseSchemaError(f"The response schema cannot be used: {error}") from None
+    return schema
+
+
+def response_schema_note(provider: str) -> str:
+    """Why replies of this provider cannot be asked to match a JSON Schema, in words; "" when they can."""
+    from yiem.providers.anthropic import AnthropicClient
+    from yiem.providers.presets import PRESETS
+
+    preset = PRESETS.get(provider)
+    return AnthropicClient.no_response_schema if preset and preset.api == "anthropic-messages" else ""
+
+
 def asks_base_url(provider: str) -> bool:
     """Whether a form offers a Base URL for this provider: every one but the embedded model, which
     yiem starts itself (a hosted API's own URL is filled in, a server of one's own needs one)."""
@@ -52,6 +80,12 @@ def asks_base_url(provider: str) -> bool:
 
 class ModelSettingsError(YiemError):
     """The settings cannot reach a model (no key, no model, local model missing); says what to do."""
+
+
+class ResponseSchemaError(ModelSettingsError, ValueError):
+    """A response schema is not a JSON Schema yiem can check answers with; says what is wrong.
+
+    A ValueError too, so pydantic turns it into a validation error when a setup is read."""
 
 
 class SamplingModel(BaseModel):
@@ -90,6 +124,8 @@ class ModelSetup(BaseModel):
     max_tokens: int | None = None
     tools: list[str] = Field(default_factory=list)
     tool_execution: Literal["parallel", "sequential"] = "parallel"
+    # Structured output: each answer must be JSON this schema accepts (checked to be a schema here).
+    response_schema: dict[str, Any] | None = None
     # What answers MCP servers' sampling requests; None: this setup's own model. Chat's only.
     sampling: SamplingModel | None = Field(default=None, exclude=True)
 
@@ -148,5 +184,16 @@ class ModelSetup(BaseModel):
             tool_execution=self.tool_execution,
             temperature=self.temperature,
             max_tokens=self.max_tokens,
+            response_schema=self.response_schema,
             **limits,
         )
+
+    @field_validator("response_schema")
+    @classmethod
+    def _usable_schema(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if schema is not None:
+            try:
+                usable_validator(schema)
+            except UnusableSchemaError as error:
+                raise ResponseSchemaError(f"the response schema cannot be used: {error}") from None
+        return schema

@@ -46,6 +46,18 @@ class HttpRequest:
         self.body = body
 
 
+SCHEMA_REFUSED = (
+    ". The request asked for JSON matching a response schema, which this provider or model may not "
+    "accept (or it takes no structured output at all): simplify the schema, or remove it (in Chat's "
+    "settings, or the variant's)."
+)
+"""Added to a refused request's error when it carried a response schema: the likeliest cause, in words."""
+
+
+def _asks_for_schema(body: Any) -> bool:
+    return isinstance(body, dict) and "response_format" in body
+
+
 class HttpLlmClient(ABC):
     """Base of the HTTP providers. `stream()` never raises; every failure becomes the final message."""
 
@@ -314,6 +326,8 @@ class HttpLlmClient(ABC):
                 body = self._read_error_body(response)
                 current[0] = None
                 failure = f"HTTP {response.status_code} from {self._where(model)}{self._quoted(body)}"
+                if response.status_code in (400, 422) and _asks_for_schema(request.body):
+                    failure += SCHEMA_REFUSED
                 retryable = self.retry.should_retry_status(response.status_code)
                 wait = self.retry.delay(attempt, response.headers) if retryable else None
             if wait is None:

@@ -132,7 +132,8 @@ class AnthropicClient(HttpLlmClient):
     api = "anthropic-messages"
     no_response_schema = (
         "This model is reached through Anthropic's Messages API, for which yiem cannot yet ask for JSON "
-        "matching a schema; remove the variant's response schema, or use an OpenAI-compatible provider."
+        "matching a schema; remove the response schema (a variant's, or the one in Chat's settings), or use "
+        "an OpenAI-compatible provider."
     )
     default_base_url = "https://api.anthropic.com"
 
