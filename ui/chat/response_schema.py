@@ -10,18 +10,18 @@ import streamlit as st
 from ui.state import chat_setting
 from yiem.model_setup import ModelSetup, ResponseSchemaError, parse_response_schema, response_schema_note
 
-WIDGET = chat_setting("response_schema").name  # set-response-schema, cleared when a setup is restored
+WIDGET = chat_setting("response_schema")  # set-response-schema, cleared when a setup is restored
 EXAMPLE = '{"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}'
 
 
 def response_schema_field(settings: ModelSetup) -> ModelSetup:
     """The field; `settings` with the schema typed, or with none while it is empty or unusable."""
-    if WIDGET not in st.session_state:
+    if not WIDGET.present():
         shown = settings.response_schema
-        st.session_state[WIDGET] = json.dumps(shown, indent=2) if shown is not None else ""
+        WIDGET.set(json.dumps(shown, indent=2) if shown is not None else "")
     raw = st.text_area(
         "Response must be JSON matching this schema",
-        key=WIDGET,
+        key=WIDGET.name,
         placeholder=f"e.g. {EXAMPLE}",
         help="A JSON Schema; every reply is then JSON that it accepts. Leave it empty for plain replies.",
     )
