@@ -16,7 +16,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.mcp_servers.scripted import ScriptedServer, Send, serve_stdio
+from tests.mcp_servers.hostile_view import HostileViewServer
+from tests.mcp_servers.scripted import Send, serve_stdio
 
 URI = "ui://waiting/view.html"
 TOOLS = [
@@ -56,21 +57,17 @@ parent.postMessage({ jsonrpc: "2.0", id: 1, method: "ui/initialize", params: {
 """
 
 
-class WaitingViewServer(ScriptedServer):
+class WaitingViewServer(HostileViewServer):
     """`wait` and `wait-then-fail`, each held until the release file exists."""
 
     def __init__(self, release: Path) -> None:
-        super().__init__()
+        super().__init__("view")
         self.tools = [dict(tool) for tool in TOOLS]
         self.release = release
 
     def _answer(
         self, method: str, params: dict[str, Any], request_id: Any, send: Send
     ) -> dict[str, Any] | None:
-        if method == "initialize":
-            answer = super()._answer(method, params, request_id, send) or {}
-            answer["capabilities"]["resources"] = {}
-            return answer
         if method == "resources/read" and params.get("uri") == URI:
             return {"contents": [{"uri": URI, "mimeType": "text/html;profile=mcp-app", "text": VIEW}]}
         return super()._answer(method, params, request_id, send)

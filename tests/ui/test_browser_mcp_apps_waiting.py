@@ -16,12 +16,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, open_app, script_run, start_streamlit
+from tests.fixtures.browser import StreamlitApp, start_streamlit
 from tests.fixtures.mcp import ROOT
+from tests.ui.test_browser_mcp_apps import VIEW_FRAME, _call_tool
 
 pytestmark = pytest.mark.browser
-
-VIEW_FRAME = 'iframe[title^="The view of"]'
 
 
 @pytest.fixture
@@ -35,23 +34,11 @@ def waiting_app(tmp_path: Path) -> Iterator[tuple[StreamlitApp, Path]]:
         yield app, release
 
 
-def _press_call(page: Any, app: StreamlitApp, tool: str) -> None:
-    open_app(page, f"{app.url}/tools")
-    expect(page.get_by_role("button", name="Disconnect")).to_be_visible(timeout=60_000)
-    tools = page.get_by_role("radiogroup", name="Tool")
-    expect(tools.get_by_text(tool, exact=True)).to_be_visible(timeout=60_000)
-    if not tools.get_by_role("radio", name=tool, exact=True).is_checked():
-        with script_run(page):
-            tools.get_by_text(tool, exact=True).click()
-    page.get_by_role("heading", name=tool, exact=True).wait_for()
-    page.get_by_role("button", name="Call", exact=True).click()
-
-
 def test_the_view_loads_while_its_call_runs_and_the_same_frame_gets_the_result(
     page: Any, waiting_app: tuple[StreamlitApp, Path]
 ) -> None:
     app, release = waiting_app
-    _press_call(page, app, "wait")
+    _call_tool(page, app, "waiting", "wait")
     expect(page.get_by_role("button", name="Cancel")).to_be_visible(timeout=60_000)  # the call runs
     view = page.frame_locator(VIEW_FRAME)
     expect(view.locator("#state")).to_have_text("waiting for the result", timeout=60_000)
@@ -70,7 +57,7 @@ def test_a_call_that_fails_after_its_view_was_mounted_takes_the_view_away_in_wor
     page: Any, waiting_app: tuple[StreamlitApp, Path]
 ) -> None:
     app, release = waiting_app
-    _press_call(page, app, "wait-then-fail")
+    _call_tool(page, app, "waiting", "wait-then-fail")
     view = page.frame_locator(VIEW_FRAME)
     expect(view.locator("#state")).to_have_text("waiting for the result", timeout=60_000)
     release.write_text("go")
