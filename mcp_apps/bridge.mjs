@@ -24,6 +24,10 @@ class View {
     this.sent = [];
     this.blocked = new Set();
     this.maxHeight = data.maxHeight;
+    // A view may be mounted while its call runs; the result is posted when it comes, once.
+    this.initialized = false;
+    this.toolResult = data.toolResult || null;
+    this.resultSent = false;
 
     this.box = document.createElement("div");
     this.box.className = data.border ? "yiem-view yiem-view-border" : "yiem-view";
@@ -83,8 +87,9 @@ class View {
       }
     };
     bridge.oninitialized = () => {
+      this.initialized = true;
       if (data.toolInput) bridge.sendToolInput({ arguments: data.toolInput });
-      if (data.toolResult) bridge.sendToolResult(data.toolResult);
+      this.sendResult();
       this.setStateValue("initialized", true);
     };
     return bridge;
@@ -124,8 +129,18 @@ class View {
     return new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
   }
 
+  sendResult() {
+    if (!this.initialized || this.resultSent || !this.toolResult) return;
+    this.resultSent = true;
+    this.bridge.sendToolResult(this.toolResult);
+  }
+
   update(data) {
     this.maxHeight = data.maxHeight;
+    if (data.toolResult && !this.toolResult) {
+      this.toolResult = data.toolResult;
+      this.sendResult();
+    }
     for (const [id, answer] of Object.entries(data.answers || {})) {
       const waiting = this.pending.get(id);
       if (!waiting || this.answered.has(id)) continue;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
@@ -73,11 +74,19 @@ def finish_run() -> None:
 
 
 def start_call(
-    server: str, client: McpClient, tool: str, arguments: dict[str, Any], as_task: bool = False
+    server: str,
+    client: McpClient,
+    tool: str,
+    arguments: dict[str, Any],
+    as_task: bool = False,
+    meanwhile: Callable[[ToolCallRun], None] | None = None,
 ) -> None:
+    """Send the call; `meanwhile` draws while it runs (the view's frame), before the short wait."""
     timeout = float(CALL_TIMEOUT.get() or 0) or None
     run = ToolCallRun(client, server, tool, arguments, timeout=timeout, as_task=as_task).start()
     TOOL_RUN.set(run)
+    if meanwhile is not None:
+        meanwhile(run)
     if run.wait(_QUICK_WAIT_S):
         finish_run()
 
@@ -197,22 +206,36 @@ def _draw_tool(server: str, client: McpClient, tool: McpTool) -> None:
             step=5,
             help="Progress from the server resets it.",
         )
+    # Two fixed places, so the view's frame is drawn at the same spot from the moment the call starts
+    # to its result: Streamlit then keeps the frame (and its loaded document) and only updates its data.
+    result_box, view_box = st.container(), st.container()
+
+    def mount_view(run: ToolCallRun) -> None:
+        with view_box:
+            draw_tool_view(server, client, tool, run.record, waiting=True)
+
     if call:
         arguments = form_arguments(form, keys)
         if arguments is not None:
-            start_call(server, client, tool.name, arguments, as_task)
+            start_call(server, client, tool.name, arguments, as_task, meanwhile=mount_view)
         st.rerun()
 
     run = TOOL_RUN.get()
     if run is not None:
-        _draw_running(run)
+        with result_box:
+            _draw_running(run)
+        if (run.record.server, run.record.tool) == (server, tool.name):
+            mount_view(run)
+        return
     last: CallRecord | None = LAST_CALLS.get({}).get((server, tool.name))
-    if last is not None and run is None:
-        st.markdown("**Result**")
-        draw_record(last, tool.output_schema, key=f"result-{last.id}", read=client.read_resource)
-        if last.task is not None:
-            draw_task(last.task)
-        draw_tool_view(server, client, tool, last)
+    if last is not None:
+        with result_box:
+            st.markdown("**Result**")
+            draw_record(last, tool.output_schema, key=f"result-{last.id}", read=client.read_resource)
+            if last.task is not None:
+                draw_task(last.task)
+        with view_box:
+            draw_tool_view(server, client, tool, last)
 
 
 def _use_in_chat_toggle(server: str, tool: McpTool) -> None:

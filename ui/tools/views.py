@@ -40,10 +40,20 @@ def _host(server: str, client: McpClient, history: list[CallRecord]) -> ViewHost
     return ViewHost(server=server, tool=tool, call_tool=call_tool, read_resource=client.read_resource)
 
 
-def draw_tool_view(server: str, client: McpClient, tool: McpTool, record: CallRecord) -> None:
-    """The view of `tool` for the call `record`, with a tab that says what the view may do."""
+def draw_tool_view(
+    server: str, client: McpClient, tool: McpTool, record: CallRecord, *, waiting: bool = False
+) -> None:
+    """The view of `tool` for the call `record`, with a tab that says what the view may do.
+
+    While `waiting`, the view is mounted before its call returns (its document loads meanwhile); the
+    same key in the same place on the next run keeps the frame, which is then only sent the result.
+    """
     uri = tool_view_uri(tool)
     if uri is None:
+        return
+    if not waiting and record.result is None:
+        # A view mounted while the call ran is taken away here, not left blank.
+        st.caption(f"The call returned no result, so the view of {tool.display_name} is not drawn.")
         return
     try:
         view = _cache().load(client, server, uri)
@@ -59,8 +69,10 @@ def draw_tool_view(server: str, client: McpClient, tool: McpTool, record: CallRe
             host=_host(server, client, history),
             tool=tool,
             arguments=record.arguments,
-            result=record.result,
+            result=None if waiting else record.result,
         )
+        if waiting:
+            st.caption("The view is ready; it shows the result as soon as the call returns.")
     with about:
         st.markdown(
             f"The view is `{uri}`, from {server}. It runs in a sealed frame: it cannot see this page, "

@@ -1,0 +1,68 @@
+"""A view on the Tools page is mounted when Call is pressed, while its call still runs, in real Chromium.
+
+The server holds each call until the test writes its release file, so the test sees the view loaded
+and waiting before the result exists; then that same frame (not a new one) is sent the result, and a
+call that fails takes the frame away and says so in words.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.fixtures.browser import StreamlitApp, start_streamlit
+from tests.fixtures.mcp import ROOT
+from tests.ui.test_browser_mcp_apps import VIEW_FRAME, _call_tool
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def waiting_app(tmp_path: Path) -> Iterator[tuple[StreamlitApp, Path]]:
+    release = tmp_path / "release"
+    script = ROOT / "tests" / "mcp_servers" / "waiting_view.py"
+    servers = {"waiting": {"command": sys.executable, "args": [str(script), "--release-file", str(release)]}}
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": servers}))
+    with start_streamlit(tmp_path, env={"YIEM_MCP_CONFIG": str(config)}) as app:
+        yield app, release
+
+
+def test_the_view_loads_while_its_call_runs_and_the_same_frame_gets_the_result(
+    page: Any, waiting_app: tuple[StreamlitApp, Path]
+) -> None:
+    app, release = waiting_app
+    _call_tool(page, app, "waiting", "wait")
+    expect(page.get_by_role("button", name="Cancel")).to_be_visible(timeout=60_000)  # the call runs
+    view = page.frame_locator(VIEW_FRAME)
+    expect(view.locator("#state")).to_have_text("waiting for the result", timeout=60_000)
+    expect(view.locator("#input")).to_have_text("input received")
+    expect(page.get_by_text("it shows the result as soon as the call returns")).to_be_visible()
+    # Marks the frame element shown now (inside the component's shadow root), to tell it from a new one.
+    page.locator(VIEW_FRAME).evaluate("(frame) => frame.setAttribute('data-test-mark', 'first')")
+    release.write_text("go")
+    marked = page.frame_locator(f'{VIEW_FRAME}[data-test-mark="first"]')
+    expect(marked.locator("#state")).to_have_text("result: waited", timeout=60_000)
+    expect(page.get_by_text("it shows the result as soon as the call returns")).to_have_count(0)
+    expect(page.locator(VIEW_FRAME)).to_have_count(1)
+
+
+def test_a_call_that_fails_after_its_view_was_mounted_takes_the_view_away_in_words(
+    page: Any, waiting_app: tuple[StreamlitApp, Path]
+) -> None:
+    app, release = waiting_app
+    _call_tool(page, app, "waiting", "wait-then-fail")
+    view = page.frame_locator(VIEW_FRAME)
+    expect(view.locator("#state")).to_have_text("waiting for the result", timeout=60_000)
+    release.write_text("go")
+    failed = page.get_by_test_id("stAlertContentError").filter(has_text="the server gave up on purpose")
+    expect(failed).to_be_visible(timeout=60_000)
+    words = "The call returned no result, so the view of wait-then-fail is not drawn."
+    expect(page.get_by_text(words)).to_be_visible()
+    expect(page.locator(VIEW_FRAME)).to_have_count(0)
