@@ -50,6 +50,7 @@ def test_without_a_model_to_judge_the_rubric_is_left_out() -> None:
 
 
 @pytest.mark.llama
+@pytest.mark.timeout(1200)  # twenty replies and twenty verdicts: minutes on a machine at load 30
 def test_the_example_runs_on_smollm2_to_a_finished_matrix(llama_server_parallel: LocalLlmServer) -> None:
     draft = example_experiment(judge_available=True)
     server = {"provider": "llamacpp", "base_url": llama_server_parallel.openai_base_url}

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, open_conversation_id, saved_messages, screenshot
+from tests.fixtures.browser import StreamlitApp, fresh, open_conversation_id, saved_messages, screenshot
 from tests.scripted_http import openai_chunk, openai_text_stream, sse
 from tests.ui.test_browser_chat_stop import (
     ToolCallingModel,
@@ -75,14 +75,15 @@ def test_a_chat_tool_s_question_is_answered_inline_and_the_run_goes_on(
     expect(question.get_by_role("button", name="Cancel")).to_be_visible()
     # Typed while the live run redraws the form every tick: no waiting between typing and leaving
     # the field (a wait for the run to end found the field redrawn at each try). Leaving it reruns,
-    # which parks the run; the form comes back as typed.
-    field = page.get_by_label(re.compile(r"^String( \\\\?\*)?$"))
+    # which parks the run; the form comes back as typed, below the reply: while that rerun draws,
+    # the faded field of the run before is still on the page, so only the current run's is taken.
+    field = fresh(page).get_by_label(re.compile(r"^String( \\\\?\*)?$"))
     expect(field).to_have_count(1)
     field.fill("Grace Hopper")
     field.press("Tab")
     expect(field).to_have_value("Grace Hopper")
     screenshot(page, "chat-elicitation-inline")
-    page.get_by_role("button", name="Accept").click()
+    fresh(page).get_by_role("button", name="Accept").click()
     page.get_by_text(ANSWER).first.wait_for(timeout=60_000)
     _wait_idle(page)
     expect(page.get_by_text("everything asks:")).to_have_count(0)

@@ -194,9 +194,15 @@ def test_ann_shares_her_experiment_with_bob_by_choice(
     # Carol, an admin: deletes it.
     _sign_in(carol, app, oidc_provider, "carol", "Carol Admin")
     _experiment(carol, app, record.id)
+    _idle(carol)  # a click during the page's first run can be dropped
     carol.get_by_role("button", name=re.compile("Share or delete")).click()
-    carol.get_by_text("Delete it with its runs and results").click()
-    carol.get_by_role("button", name="Delete experiment").click()
+    sure = carol.get_by_text("Delete it with its runs and results")
+    sure.wait_for()
+    _idle(carol)
+    sure.click()
+    delete = carol.get_by_role("button", name="Delete experiment")
+    expect(delete).to_be_enabled(timeout=LONG)  # the tick's rerun has drawn the button live
+    delete.click()
     expect(carol.get_by_text(f"The experiment {NAME!r} was deleted.")).to_be_visible(timeout=LONG)
     with pytest.raises(ExperimentNotFoundError):
         ExperimentStore(engine, ANN).get_experiment(record.id)
