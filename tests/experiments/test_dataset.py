@@ -145,6 +145,11 @@ def test_items_from_two_saved_conversations(tmp_path: Path) -> None:
         ("2+2?", "4"),
     ]
     assert data.items[1].images == [image] and data.items[0].images == []
+    # Each is the conversation up to its turn: a later question is replayed knowing what came before.
+    history = mine.load_messages(capitals)
+    users = [n for n, message in enumerate(history) if isinstance(message, UserMessage)]
+    assert [item.messages for item in data.items[:3]] == [history[:n] for n in users]
+    assert data.items[0].messages == [] and data.items[3].messages == []
     # Ids name the conversation and the turn: adding the same conversation again gives the same ids.
     assert [i.id for i in data.items] == [
         f"{capitals[:8]}-1",

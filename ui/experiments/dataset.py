@@ -239,7 +239,10 @@ def _from_conversations(draft: ExperimentDraft, chats: ConversationStore) -> Non
             format_func=lambda key: _chat_label(saved[key]),
             key=f"{EXPERIMENT_WIDGET_PREFIX}chats",
             placeholder="Pick saved conversations" if saved else "No saved conversations yet",
-            help="Each of your messages becomes an input, the reply that followed its expected answer",
+            help=(
+                "Each of your messages becomes an item: the conversation up to it, the message as the "
+                "input and the reply that followed as the expected answer"
+            ),
         )
         if st.button(
             "Add from conversations",

@@ -201,7 +201,7 @@ class Dataset(BaseModel):
     def from_conversations(
         cls, store: ConversationStore, conversation_ids: Iterable[str], *, name: str = "dataset"
     ) -> Dataset:
-        """An item per user turn of each saved conversation, its final reply as `expected`.
+        """An item per user turn of each saved conversation, up to that turn, its final reply as `expected`.
 
         Only the store owner's conversations are read: another person's raises
         `ConversationNotFoundError` as a deleted one does. Item ids name the conversation and turn,
@@ -223,22 +223,25 @@ class Dataset(BaseModel):
 
 
 def turn_items(conversation_id: str, messages: Sequence[AgentMessage]) -> list[DatasetItem]:
-    """Each user turn with text, and the last text reply before the next one (None if none came)."""
-    turns: list[tuple[UserMessage, str | None]] = []
-    for message in messages:
+    """Each user turn with text as "this conversation up to here": all before it as `messages`, the
+    turn as `input`, the last text reply before the next turn as `expected` (None if none came)."""
+    turns: list[tuple[int, UserMessage, str | None]] = []
+    for index, message in enumerate(messages):
         if isinstance(message, UserMessage):
-            turns.append((message, None))
+            turns.append((index, message, None))
         elif isinstance(message, AssistantMessage) and turns and message.text and not message.error_message:
             # After tool calls the turn's answer is its last plain reply, not the first words.
-            turns[-1] = (turns[-1][0], message.text)
+            turns[-1] = (*turns[-1][:2], message.text)
     return [
         DatasetItem(
             id=f"{conversation_id[:8]}-{number}",
             input=user.text,
             images=[block for block in user.content if isinstance(block, ImageContent)],
+            # A later turn ("And of Italy?") means nothing replayed without what came before it.
+            messages=list(messages[:index]),
             expected=reply,
         )
-        for number, (user, reply) in enumerate(turns, start=1)
+        for number, (index, user, reply) in enumerate(turns, start=1)
         if user.text.strip()
     ]
 
