@@ -216,6 +216,10 @@ def _draw_outcomes(saved: Any, stored: StoredCollection, run: CheckRun, mine: bo
     ]
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="checks-outcomes")
     for outcome in run.outcomes:
+        if outcome.failures:
+            # In full under the table too: a cell cuts a long reason (a JSONPath's text) short.
+            st.markdown(f"**{outcome.name}** failed:")
+            st.text("\n".join(outcome.failures))
         if not outcome.snapshot_diff:
             continue
         st.markdown(f"**{outcome.name}**: the result differs from the accepted snapshot.")
