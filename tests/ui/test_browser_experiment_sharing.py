@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 from tests.fixtures.browser import StreamlitApp, open_app, screenshot
@@ -96,9 +97,19 @@ def _share(page: Any, app: StreamlitApp, experiment_id: str, words: str) -> None
 def _compare_variants(page: Any, app: StreamlitApp) -> Any:
     open_app(page, f"{app.url}/compare")
     _idle(page)  # a click during a rerun can be drawn over
-    page.get_by_text(re.compile(r"^Column 1: ")).click(timeout=LONG)  # its settings box, closed at first
+    # Its settings box, closed at first. A rerun that draws the box anew draws it closed again (a
+    # click in it can be lost that way): open it until the box inside shows, never toggling it shut.
+    settings = page.get_by_test_id("stExpander").filter(has=page.get_by_text(re.compile(r"^Column 1: ")))
     box = page.get_by_role("combobox", name="Fill from a saved Experiments variant").first
-    box.wait_for(timeout=LONG)
+    deadline = time.monotonic() + LONG / 1000
+    while True:
+        if settings.first.locator("details").get_attribute("open") is None:
+            settings.first.locator("summary").click(timeout=LONG)
+        try:
+            box.wait_for(timeout=15_000)
+            break
+        except PlaywrightTimeoutError:
+            assert time.monotonic() < deadline, "Column 1's settings never showed their saved-variant box"
     _idle(page)
     return box
 

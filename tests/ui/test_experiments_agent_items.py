@@ -79,8 +79,8 @@ def test_conversations_from_jsonl_are_items_drawn_readably() -> None:
         ("weather", 4, "And tomorrow?"),
         ("hi", 1, ""),
     ]
-    table = next(d.value for d in at.dataframe if "kind" in d.value.columns)
-    assert list(table["kind"]) == ["conversation of 4 messages", "conversation of 1 messages"]
+    table = next(d.value for d in at.dataframe if "item type" in d.value.columns)
+    assert list(table["item type"]) == ["conversation of 4 messages", "conversation of 1 message"]
     # A rerun of the table keeps the conversations (the table shows no messages, and "hi" has no input).
     at.run()
     assert [len(item.messages) for item in at.session_state["exp_draft"].dataset.items] == [4, 1]
@@ -118,9 +118,9 @@ def test_a_persona_with_no_goal_is_refused_in_words() -> None:
         "A busy traveller.",
         "Book Oslo.",
     )
-    table = next(d.value for d in at.dataframe if "kind" in d.value.columns)
+    table = next(d.value for d in at.dataframe if "item type" in d.value.columns)
     assert list(table["goal"]) == ["Book Oslo."]
-    assert list(table["kind"]) == ["simulated user, up to 5 turns"]
+    assert list(table["item type"]) == ["simulated user, up to 5 turns"]
     # A persona with no goal, from a file: refused in words naming the line, the item kept.
     _upload(at, json.dumps({"id": "lost", "persona": "A tourist."}) + "\n")
     at.button(key="exp_w_import").click().run()
@@ -137,6 +137,24 @@ def test_a_persona_typed_with_no_goal_in_the_table_is_refused_naming_its_row() -
     frame.loc[0, "goal"] = ""
     with pytest.raises(DatasetError, match=r"^Row 1: a simulated user needs a goal"):
         _items(frame, before)
+
+
+def test_a_var_named_like_a_fixed_column_gets_its_own_column_and_keeps_its_value() -> None:
+    # The example's var is `kind`: a second "kind" column made the data editor refuse the whole
+    # table, and the Experiments page stopped drawing before its Run tab.
+    before = Dataset(items=[DatasetItem(id="q", input="Capital?", vars={"kind": "city", "goal": "x"})])
+    frame = _frame(before)
+    assert frame.columns.is_unique
+    assert {"kind", "goal (var)", "goal", "item type"} <= set(frame.columns)
+    assert _items(frame, before)[0].vars == {"kind": "city", "goal": "x"}
+
+
+def test_the_example_experiment_draws_every_tab(db_url: str) -> None:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.run()
+    at.button(key="exp_start_example").click().run()
+    assert not at.exception, at.exception
+    assert any(c.value.startswith("Run sends every item to every variant") for c in at.caption)
 
 
 @pytest.mark.llama

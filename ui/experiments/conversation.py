@@ -19,7 +19,8 @@ def item_kind(item: DatasetItem) -> str:
     if item.user is not None:
         return f"simulated user, up to {item.user.max_turns} turns"
     if item.messages:
-        return f"conversation of {len(item.messages)} messages"
+        count = len(item.messages)
+        return f"conversation of {count} {'message' if count == 1 else 'messages'}"
     return ""
 
 

@@ -24,7 +24,10 @@ from yiem.experiments import (
 )
 from yiem.store import Conversation, ConversationStore, StoreError
 
-FIXED = ["id", "input", "expected", "tags", "images", "persona", "goal", "kind"]
+FIXED = ["id", "input", "expected", "tags", "images", "persona", "goal", "item type"]
+# A template var named like a fixed column ("kind", "goal") gets a column of its own: the table's
+# columns must be unique, or the data editor refuses the whole table and the page stops drawing.
+_VAR_SUFFIX = " (var)"
 # A file's columns that are never the input: what the library reads by name.
 NOT_INPUT = {"messages", "user", "persona", "goal", "max_user_turns", "forbidden_tools", "vars", "id", "tags"}
 NO_INPUT = "(none: the conversation or the simulated user opens)"
@@ -41,12 +44,21 @@ def _frame(dataset: Dataset) -> pd.DataFrame:
             "images": str(len(item.images)) if item.images else "",
             "persona": item.user.persona if item.user else "",
             "goal": item.user.goal if item.user else "",
-            "kind": item_kind(item),
-            **{name: item.vars.get(name, "") for name in var_names},
+            "item type": item_kind(item),
+            **{_var_column(name): item.vars.get(name, "") for name in var_names},
         }
         for item in dataset.items
     ]
-    return pd.DataFrame(rows, columns=FIXED + var_names).astype(str)
+    return pd.DataFrame(rows, columns=FIXED + [_var_column(name) for name in var_names]).astype(str)
+
+
+def _var_column(name: str) -> str:
+    return f"{name}{_VAR_SUFFIX}" if name in FIXED else name
+
+
+def _var_name(column: str) -> str:
+    bare = column.removesuffix(_VAR_SUFFIX)
+    return bare if bare in FIXED else column
 
 
 def _items(frame: pd.DataFrame, before: Dataset) -> list[DatasetItem]:
@@ -67,7 +79,7 @@ def _items(frame: pd.DataFrame, before: Dataset) -> list[DatasetItem]:
             raise DatasetError(f"Row {number}: {error}.") from None
         if not text and user is None and not (old and old.messages):
             continue  # a row being typed, or emptied to delete it
-        record_vars = {k: str(v) for k, v in record.items() if k not in FIXED and str(v) != ""}
+        record_vars = {_var_name(k): str(v) for k, v in record.items() if k not in FIXED and str(v) != ""}
         fields: dict[str, Any] = {"input": text, "vars": record_vars}
         if str(record.get("id", "")).strip():
             fields["id"] = str(record["id"]).strip()
@@ -121,8 +133,8 @@ def draw_dataset(draft: ExperimentDraft, chats: ConversationStore) -> None:
             "goal": st.column_config.TextColumn(
                 "goal", help="What the simulated user wants done; it ends the conversation once it is"
             ),
-            "kind": st.column_config.TextColumn(
-                "kind", disabled=True, help="A conversation or a simulated user"
+            "item type": st.column_config.TextColumn(
+                "item type", disabled=True, help="A conversation or a simulated user"
             ),
         },
     )
