@@ -56,6 +56,17 @@ def _upload(page: Any, path: Path) -> None:
     raise AssertionError("the uploaded CSV never showed its column mapping")
 
 
+def _add_variant(page: Any, number: int) -> Any:
+    """Add a variant and return its expander once drawn. Scoped fields: the hidden Run tab has the
+    simulated user's "Longest reply in tokens", which a page-wide `.first` finds before the variant
+    exists (seen failing in CI: the click's rerun had not started when `_idle` looked)."""
+    page.get_by_role("button", name="Add a variant", exact=True).click()
+    variant = page.get_by_test_id("stExpander").filter(has_text=f"Variant {number}: variant {number}")
+    variant.get_by_label(re.compile("Longest reply in tokens")).wait_for(timeout=LONG)
+    _idle(page)
+    return variant
+
+
 def _wait_for_outcomes(store: ExperimentStore, count: int, timeout_s: float) -> None:
     """Until the only run has at least `count` stored outcomes."""
     deadline = time.monotonic() + timeout_s
@@ -102,19 +113,15 @@ def test_run_stop_resume_and_matrix(streamlit_app: StreamlitApp, page: Any, tmp_
 
     # Two variants on the local model, short replies, two system prompts.
     _tab(page, "Variants")
-    page.get_by_role("button", name="Add a variant", exact=True).click()
+    first = _add_variant(page, 1)
+    _fill(first.get_by_label(re.compile("Longest reply in tokens")), "24")
     _idle(page)
-    _fill(page.get_by_label(re.compile("Longest reply in tokens")).first, "24")
+    _fill(first.get_by_label(re.compile("System prompt")), "Repeat the colour the user names.")
     _idle(page)
-    _fill(page.get_by_label(re.compile("System prompt")).first, "Repeat the colour the user names.")
+    second = _add_variant(page, 2)
+    _fill(second.get_by_label(re.compile("System prompt")), "Answer in one short sentence.")
     _idle(page)
-    page.get_by_role("button", name="Add a variant", exact=True).click()
-    _idle(page)
-    _fill(page.get_by_label(re.compile("System prompt")).nth(1), "Answer in one short sentence.")
-    _idle(page)
-    _fill(
-        page.get_by_label(re.compile("Longest reply in tokens")).nth(1), "24"
-    )  # the judge is the first variant's model
+    _fill(second.get_by_label(re.compile("Longest reply in tokens")), "24")  # the judge is the first's model
     _idle(page)
 
     _tab(page, "Scorers")
