@@ -13,6 +13,8 @@ database's own page cache is outside it, a few MB per connection by SQLite's def
 
 `--keep DIR` keeps each size's database in DIR and reuses it on the next run (seeding 1M rows takes
 minutes on a busy machine); the rows are the same either way, the generator being seeded.
+`--database-url URL` measures one size in that database instead (PostgreSQL: a server of your own
+on 127.0.0.1), seeding it when its usage table is empty and reusing it when it holds that size.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
-from sqlalchemy import Engine, select  # noqa: E402
+from sqlalchemy import Engine, func, select  # noqa: E402
 
 from yiem import costs as usage  # noqa: E402
 from yiem.store import (  # noqa: E402
@@ -183,7 +185,10 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="reuse (or make) bench_SIZE.db in this folder")
+    parser.add_argument("--database-url", help="one size in this database (e.g. PostgreSQL) instead")
     args = parser.parse_args()
+    if args.database_url and len(args.sizes) != 1:
+        parser.error("--database-url measures one size: give one --sizes value")
     print(
         "| rows | view | rows in view | SQL wall | pandas wall | ratio | SQL CPU | pandas CPU | ratio "
         "| SQL peak MB | pandas peak MB |"
@@ -192,11 +197,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.keep or Path(scratch)
         for size in args.sizes:
-            path = folder / f"bench_{size}.db"
-            reuse = path.exists()
-            engine = create_store_engine(f"sqlite:///{path}")  # migrates a kept file to this schema
-            if not reuse:
-                seed_demo(engine, size, days=DAYS, end_ms=END_MS)
+            engine = _engine(args.database_url, folder, size)
             found = usage.data_range(engine)
             assert found is not None
             start_30, end_30 = usage.period_range("30d", TZ, END_MS)
@@ -207,6 +208,18 @@ def main() -> None:
             for name, usage_filter in views.items():
                 print(measure(engine, usage_filter, f"| {size:,} | {name} ", args.repeat), flush=True)
             engine.dispose()
+
+
+def _engine(url: str | None, folder: Path, size: int) -> Engine:
+    """The size's database, seeded unless it already holds exactly those rows."""
+    engine = create_store_engine(url or f"sqlite:///{folder / f'bench_{size}.db'}")  # migrates a kept one
+    with engine.connect() as conn:
+        held = conn.execute(select(func.count()).select_from(usage_table)).scalar_one()
+    if held == 0:
+        seed_demo(engine, size, days=DAYS, end_ms=END_MS)
+    elif held != size:
+        raise SystemExit(f"the database holds {held:,} usage rows, not {size:,}: give an empty one")
+    return engine
 
 
 if __name__ == "__main__":
