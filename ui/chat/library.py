@@ -20,6 +20,7 @@ from ui.state import (
     UNSENT,
     prompt_var,
 )
+from yiem.amounts import tokens
 from yiem.chat import ChatLibrary, Preset, SavedPrompt, safe_markdown
 from yiem.model_setup import ModelSetup, fill_template
 from yiem.store import StoreError
@@ -33,7 +34,7 @@ def describe(setup: ModelSetup) -> str:
     if setup.temperature is not None:
         parts.append(f"temperature {setup.temperature:g}")
     if setup.max_tokens:
-        parts.append(f"at most {setup.max_tokens:,} tokens")
+        parts.append(f"at most {tokens(setup.max_tokens)} tokens")
     if setup.tools:
         parts.append(f"{len(setup.tools)} tool{'s' if len(setup.tools) > 1 else ''} ({setup.tool_execution})")
     if setup.system_prompt:

@@ -28,6 +28,7 @@ from ui.tools.questions import new_questions
 from ui.tools.result import draw_record
 from ui.tools.tasks import as_task_toggle, draw_server_tasks, draw_task
 from ui.tools.views import draw_tool_view
+from yiem.amounts import elapsed
 from yiem.chat import safe_markdown
 from yiem.explorer import (
     CallRecord,
@@ -271,7 +272,7 @@ def _draw_running(run: ToolCallRun) -> None:
         record = run.record
         progress = run.progress
         fraction = progress_fraction(progress)
-        words = f"Calling `{record.tool}` — {progress_words(progress)} · {run.elapsed_s:.0f} s"
+        words = f"Calling `{record.tool}` — {progress_words(progress)} · {elapsed(run.elapsed_s)}"
         if fraction is None:
             st.progress(0, text=words)  # no total from the server: a bar that only says it is working
         else:

@@ -27,6 +27,7 @@ from ui.state import (
 )
 from ui.tools import sign_in
 from ui.tools.questions import server_questions
+from yiem.amounts import duration
 from yiem.chat import safe_markdown
 from yiem.explorer import (
     ServerEvents,
@@ -395,7 +396,7 @@ def _draw_details(name: str, client: McpClient) -> None:
             pings: dict[str, str] = PINGS.setdefault(dict)
             if st.button("Ping", icon=":material/network_ping:", key="tools-ping"):
                 try:
-                    pings[name] = f"answered in {ping_ms(client):.1f} ms"
+                    pings[name] = f"answered in {duration(ping_ms(client))}"
                 except McpError as error:
                     pings[name] = f"no answer: {describe_error(error)}"
             if name in pings:
