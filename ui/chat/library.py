@@ -30,7 +30,7 @@ T = TypeVar("T")
 
 def describe(setup: ModelSetup) -> str:
     """A preset's setup in one line: provider/model, sampling, tools."""
-    parts = [f"{setup.provider}/{setup.model_id}"]
+    parts = [setup.label]
     if setup.temperature is not None:
         parts.append(f"temperature {setup.temperature:g}")
     if setup.max_tokens:

@@ -55,8 +55,7 @@ def _defaults(index: int) -> ModelSetup:
     preset: list[ModelSetup] | None = COMPARE_SPECS.get()
     if preset is not None and index < len(preset):
         return preset[index]
-    chat = bootstrap.settings()
-    return ModelSetup(provider=chat.provider, base_url=chat.base_url, model_id=chat.model_id)
+    return bootstrap.settings().model_only()
 
 
 def _fill_from_preset(index: int, presets: dict[str, Preset]) -> None:
