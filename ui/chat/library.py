@@ -21,8 +21,9 @@ from ui.state import (
     prompt_var,
 )
 from yiem.amounts import tokens
-from yiem.chat import ChatLibrary, Preset, SavedPrompt, safe_markdown
-from yiem.model_setup import ModelSetup, fill_template
+from yiem.chat import ChatLibrary, SavedPrompt
+from yiem.model_setup import ModelSetup, Preset, fill_template
+from yiem.safe_markdown import safe_markdown
 from yiem.store import StoreError
 
 T = TypeVar("T")

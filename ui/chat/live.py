@@ -19,7 +19,7 @@ from ui.chat import unsent as chat_unsent
 from ui.chat.questions import InlineQuestions, ParkedRun, ParkedRuns, inline_questions, parked_runs
 from ui.state import NOTICE
 from yiem.amounts import duration, elapsed
-from yiem.chat import BackgroundEvents, ChatSession, Quiet, reply_caption, safe_markdown
+from yiem.chat import BackgroundEvents, ChatSession, Quiet, reply_caption
 from yiem.events import (
     AgentEndEvent,
     AgentEvent,
@@ -32,6 +32,7 @@ from yiem.events import (
     TurnStartEvent,
 )
 from yiem.redaction import redact
+from yiem.safe_markdown import safe_markdown
 from yiem.store import StoreError
 from yiem.types import AssistantMessage, AssistantMessageToolCall, UserMessage
 

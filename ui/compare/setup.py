@@ -10,10 +10,9 @@ import streamlit as st
 from ui import bootstrap
 from ui.model_form import FIELDS, setup_form
 from ui.state import BLIND_TOGGLE, COMPARE_COUNT, COMPARE_SPECS, TOOL_REGISTRY, compare_widget
-from yiem.chat import Preset
 from yiem.compare import MAX_COLUMNS, MIN_COLUMNS
 from yiem.experiments import Variant
-from yiem.model_setup import ModelSetup
+from yiem.model_setup import ModelSetup, Preset
 from yiem.store import StoreError
 
 _WIDGETS = FIELDS

@@ -13,9 +13,9 @@ from ui import bootstrap
 from ui.experiments.agent_settings import TRAJECTORY_FACTORIES, TRAJECTORY_KINDS, trajectory_fields
 from ui.model_form import model_fields, setup_form
 from ui.state import EXPERIMENT_WIDGET_PREFIX, Key, experiment_widget, init_widget, widget
-from yiem.chat import Preset
 from yiem.experiments import ExperimentDraft, ScorerError, Variant, scorers
 from yiem.experiments.scorers import AnyScorer
+from yiem.model_setup import Preset
 from yiem.store import StoreError
 
 ANOTHER_MODEL = "Another model…"  # the judge picker's entry for a model no variant uses

@@ -29,7 +29,6 @@ from ui.tools.result import draw_record
 from ui.tools.tasks import as_task_toggle, draw_server_tasks, draw_task
 from ui.tools.views import draw_tool_view
 from yiem.amounts import elapsed
-from yiem.chat import safe_markdown
 from yiem.explorer import (
     CallRecord,
     ToolCallRun,
@@ -45,6 +44,7 @@ from yiem.explorer import (
     progress_words,
 )
 from yiem.mcp import McpClient, McpError, McpTool, cache_words
+from yiem.safe_markdown import safe_markdown
 
 # Short calls finish before the page is drawn, so their result shows without a progress step.
 _QUICK_WAIT_S = 1.0

@@ -28,7 +28,6 @@ from ui.state import (
 from ui.tools import sign_in
 from ui.tools.questions import server_questions
 from yiem.amounts import duration
-from yiem.chat import safe_markdown
 from yiem.explorer import (
     ServerEvents,
     ServerFormError,
@@ -61,6 +60,7 @@ from yiem.mcp import (
     save_mcp_config,
 )
 from yiem.redaction import redact_data
+from yiem.safe_markdown import safe_markdown
 from yiem.tool_registry import ToolRegistry
 
 

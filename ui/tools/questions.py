@@ -20,7 +20,6 @@ from ui.state import (
     FormKeys,
 )
 from ui.tools.form import draw_form, form_arguments
-from yiem.chat import safe_markdown
 from yiem.explorer import (
     ServerQuestion,
     ServerQuestions,
@@ -35,6 +34,7 @@ from yiem.explorer import (
 from yiem.mcp import ElicitationResult, SamplingRequest
 from yiem.model_setup import ModelSettingsError, connect
 from yiem.providers.presets import PRESETS
+from yiem.safe_markdown import safe_markdown
 from yiem.types import AnyAssistantMessage, LlmModel
 
 

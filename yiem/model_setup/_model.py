@@ -202,3 +202,10 @@ class ModelSetup(BaseModel):
             except UnusableSchemaError as error:
                 raise ResponseSchemaError(f"the response schema cannot be used: {error}") from None
         return schema
+
+
+class Preset(BaseModel):
+    """A named setup, as Chat saves it and Compare and Experiments start from it; no key."""
+
+    name: str
+    setup: ModelSetup
