@@ -7,6 +7,7 @@ from typing import Any
 
 import streamlit as st
 
+from ui.server_questions import new_questions
 from ui.state import (
     CALL_TIMEOUT,
     ENABLED_TOOLS,
@@ -21,10 +22,9 @@ from ui.state import (
     tool_in_chat,
     widget,
 )
+from ui.tool_form import draw_form, form_arguments, load_arguments, remember
 from ui.tools import connect as connection
 from ui.tools.checks import draw_save_form
-from ui.tools.form import draw_form, form_arguments, load_arguments, remember
-from ui.tools.questions import new_questions
 from ui.tools.result import draw_record
 from ui.tools.tasks import as_task_toggle, draw_server_tasks, draw_task
 from ui.tools.views import draw_tool_view

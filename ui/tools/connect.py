@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from ui import bootstrap
+from ui.server_questions import server_questions
 from ui.state import (
     ADDED_SERVERS,
     CHOOSE_NEXT,
@@ -26,7 +27,6 @@ from ui.state import (
     add_server_field,
 )
 from ui.tools import sign_in
-from ui.tools.questions import server_questions
 from yiem.amounts import duration
 from yiem.explorer import (
     ServerEvents,

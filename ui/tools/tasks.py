@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.state import TASK_NOTE, TASK_RESULT
-from ui.tools.form import remember
+from ui.tool_form import remember
 from ui.tools.result import draw_result
 from yiem.explorer import (
     cancels_tasks,

@@ -7,7 +7,7 @@ from typing import Any
 import streamlit as st
 
 from ui.state import SUBSCRIBED, TEMPLATE_CONTENTS, TEMPLATES, FormKeys, widget
-from ui.tools.form import draw_form, form_arguments
+from ui.tool_form import draw_form, form_arguments
 from ui.tools.result import draw_resource_contents
 from yiem.explorer import (
     ToolForm,

@@ -1,4 +1,5 @@
-"""A server's questions on the Tools page: an elicitation form or link, and sampling approval.
+"""A server's questions: an elicitation form or link, and sampling approval, on the Tools page and
+inline in Chat while a tool waits.
 
 The server's request waits (on the client's thread) until the person answers here.
 """
@@ -19,7 +20,7 @@ from ui.state import (
     STORE,
     FormKeys,
 )
-from ui.tools.form import draw_form, form_arguments
+from ui.tool_form import draw_form, form_arguments
 from yiem.explorer import (
     ServerQuestion,
     ServerQuestions,
