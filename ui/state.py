@@ -164,7 +164,6 @@ PARKED_RUNS: Key[Any] = Key("chat-parked-runs")  # ui.chat.questions.ParkedRuns 
 DELETING: Key[str] = Key("yiem_delete")  # the conversation whose delete waits for a yes
 TEMPORARY_CHAT: Key[bool] = Key("temporary-chat")
 CHAT_VIEWS: Key[ViewCache] = Key("chat-views")
-SET_TOOLS: Key[list[str]] = Key("set-tools")
 
 
 def attach_box(round_: int) -> Key[list[Any]]:
