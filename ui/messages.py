@@ -4,14 +4,23 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import streamlit as st
 
 from ui.clipboard import copy_button
-from yiem.chat import document_in, safe_markdown
+from yiem.chat import document_in
 from yiem.model_setup import image_bytes
-from yiem.types import AgentToolCall, ImageContent, ReasoningContent, TextContent, ToolResultMessage
+from yiem.safe_markdown import safe_markdown
+from yiem.types import (
+    AgentMessage,
+    AgentToolCall,
+    ImageContent,
+    ReasoningContent,
+    TextContent,
+    ToolResultMessage,
+)
 
 
 def continue_in_chat(conversation_id: str) -> None:
@@ -52,6 +61,11 @@ def _draw_image(block: ImageContent, width: int) -> None:
     # unrelated types (OSError, SyntaxError, DecompressionBombError…) before anything is drawn.
     except Exception:
         st.caption(":material/broken_image: An image that cannot be shown: its data is damaged.")
+
+
+def tool_results_by_call(messages: Sequence[AgentMessage]) -> dict[str, ToolResultMessage]:
+    """Each tool result keyed by the id of the call it answers, so each call is drawn with its own."""
+    return {message.tool_call_id: message for message in messages if isinstance(message, ToolResultMessage)}
 
 
 def draw_tool_call(call: AgentToolCall, result: ToolResultMessage | None, copyable: bool = False) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -14,17 +15,41 @@ from yiem.model_setup import (
     LOCAL,
     MAX_TOKENS_LIMIT,
     ModelSetup,
+    ResponseSchemaError,
     asks_base_url,
     calls_tools,
     key_status,
+    parse_response_schema,
+    response_schema_note,
     starting_base_url,
 )
 from yiem.providers import PRESETS
 
 # The embedded model first: it is what works with no key and no network.
 PROVIDERS = [LOCAL, *(name for name in PRESETS if name != LOCAL)]
-FIELDS = ("provider", "model", "url", "key", "system", "temp_default", "temp", "max_tokens", "tools")
+FIELDS = (
+    "provider",
+    "model",
+    "url",
+    "key",
+    "system",
+    "temp_default",
+    "temp",
+    "max_tokens",
+    "response_schema",
+    "tools",
+    "mode",
+)
 """The form's widget names; `key(name)` makes each one's session key."""
+PER_PROVIDER = ("url", "key", "model", "model_id")
+"""The fields a form with `per_provider` keys once per provider (`url_openai`), so each keeps its own."""
+
+TOOL_MODES = ("parallel", "sequential")
+NO_TOOLS_SENT = (
+    "The embedded SmolLM2 cannot call tools (its chat template has none), so messages are sent "
+    "without the tools chosen. Pick another provider to use them."
+)
+SCHEMA_EXAMPLE = '{"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}'
 
 WidgetKey = Callable[[str], str]
 ModelList = Callable[[ModelSetup], tuple[list[str], "str | None"]]
@@ -41,6 +66,8 @@ class ModelLabels:
     model: str = "Model"
     local_note: str = ""
     """Said instead of the connection fields when the embedded model is chosen."""
+    prompt: str = "System prompt"
+    tools: str = "Tools it may call (from the Tools page's servers)"
 
 
 def provider_label(name: str) -> str:
@@ -168,28 +195,73 @@ def sampling_fields(setup: ModelSetup, key: WidgetKey, prompt_label: str = "Syst
     )
 
 
-def tools_field(setup: ModelSetup, offered: Sequence[str], key: WidgetKey) -> ModelSetup:
-    """The tools this setup may call, from those the Tools page's servers offer."""
-    names = sorted(set(offered) | set(setup.tools))
-    sends = calls_tools(setup.provider)
-    tools = st.multiselect(
-        "Tools it may call (from the Tools page's servers)",
-        names,
-        key=init_widget(key("tools"), [name for name in setup.tools if name in names]),
-        disabled=not names or not sends,
-        help=None if sends else "The embedded SmolLM2 is sent no tools.",
+def response_schema_field(setup: ModelSetup, key: WidgetKey) -> ModelSetup:
+    """The response schema: every reply must then be JSON it accepts. Said plainly where the provider
+    cannot ask for it; refused in words while it is not a usable schema (replies stay plain)."""
+    shown = "" if setup.response_schema is None else json.dumps(setup.response_schema, indent=2)
+    raw = st.text_area(
+        "Response must be JSON matching this schema",
+        key=init_widget(key("response_schema"), shown),
+        placeholder=f"e.g. {SCHEMA_EXAMPLE}",
+        help="A JSON Schema; every reply is then JSON that it accepts. Leave it empty for plain replies.",
     )
+    try:
+        schema = parse_response_schema(raw)
+    except ResponseSchemaError as error:
+        st.error(f"{error} Replies stay plain until it is fixed.", icon=":material/data_object:")
+        schema = None
+    if schema is not None and (note := response_schema_note(setup.provider)):
+        st.warning(note, icon=":material/data_object:")
+    return setup.model_copy(update={"response_schema": schema})
+
+
+def tools_field(setup: ModelSetup, offered: Sequence[str], key: WidgetKey, label: str) -> ModelSetup:
+    """The tools this setup may call, from those the Tools page's servers offer (and those it names).
+
+    The embedded model is sent none (`calls_tools`): the form says so once some are chosen."""
+    names = sorted(set(offered) | set(setup.tools))
+    if not names:
+        st.caption("No tools yet: connect an MCP server on the Tools page, or list it in mcp.json.")
+        return setup
+    tools = st.multiselect(label, names, key=init_widget(key("tools"), list(setup.tools)))
+    if tools and not calls_tools(setup.provider):
+        st.caption(NO_TOOLS_SENT)
     return setup.model_copy(update={"tools": list(tools)})
+
+
+def tool_mode_field(setup: ModelSetup, key: WidgetKey) -> ModelSetup:
+    """Whether the tool calls of one reply run side by side or one after another."""
+    mode = st.radio(
+        "Tool calls of one reply run",
+        TOOL_MODES,
+        horizontal=True,
+        key=init_widget(key("mode"), setup.tool_execution),
+    )
+    return setup.model_copy(update={"tool_execution": mode})
 
 
 def setup_form(
     setup: ModelSetup,
     key: WidgetKey,
     offered_tools: Sequence[str],
+    *,
     ask_key: bool = True,
-    prompt_label: str = "System prompt",
+    labels: ModelLabels = ModelLabels(),
+    models: ModelList | None = None,
+    per_provider: bool = False,
+    after_model: Callable[[ModelSetup], ModelSetup] | None = None,
 ) -> ModelSetup:
-    """The whole form: model, sampling and tools, as Compare's columns and Experiments' variants draw it."""
-    setup = model_fields(setup, key, ask_key)
-    setup = sampling_fields(setup, key, prompt_label)
-    return tools_field(setup, offered_tools, key)
+    """The whole form, as Chat's settings, each Compare column and each Experiments variant draw it:
+    provider, base URL, key and model; then `after_model`, a page's own block (Chat's model for MCP
+    servers' sampling); the prompt and sampling; the response schema; the tools and their mode.
+
+    `ask_key`: whether a key may be typed here (not for a variant: a stored run never holds one);
+    `models`, `per_provider`: as `connection_fields` takes them."""
+    setup = provider_field(setup, key, labels.provider)
+    setup = connection_fields(setup, key, ask_key, labels, models, per_provider)
+    if after_model is not None:
+        setup = after_model(setup)
+    setup = sampling_fields(setup, key, labels.prompt)
+    setup = response_schema_field(setup, key)
+    setup = tools_field(setup, offered_tools, key, labels.tools)
+    return tool_mode_field(setup, key)

@@ -114,7 +114,7 @@ MODEL_LISTS: Key[dict[Any, tuple[list[str], str | None]]] = Key("yiem_model_list
 
 
 def widget(name: str) -> Key[Any]:
-    """A form widget's value, by the key its form made (ui.model_form, ui.tools.form)."""
+    """A form widget's value, by the key its form made (ui.model_form, ui.tool_form)."""
     return Key(name)
 
 
@@ -164,7 +164,6 @@ PARKED_RUNS: Key[Any] = Key("chat-parked-runs")  # ui.chat.questions.ParkedRuns 
 DELETING: Key[str] = Key("yiem_delete")  # the conversation whose delete waits for a yes
 TEMPORARY_CHAT: Key[bool] = Key("temporary-chat")
 CHAT_VIEWS: Key[ViewCache] = Key("chat-views")
-SET_TOOLS: Key[list[str]] = Key("set-tools")
 
 
 def attach_box(round_: int) -> Key[list[Any]]:
@@ -317,7 +316,7 @@ def sign_in_scope(server: str) -> Key[str]:
 
 
 class FormKeys:
-    """The widget keys of one tool-argument form (ui.tools.form): each value's, and its raw-JSON mode's."""
+    """The widget keys of one tool-argument form (ui.tool_form): each value's, and its raw-JSON mode's."""
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix

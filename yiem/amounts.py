@@ -7,6 +7,13 @@ from decimal import ROUND_HALF_UP, Decimal
 PRICE_UNKNOWN = "price unknown"
 """An unknown price reads as such, never as $0 (the rule of yiem.types.LlmModel.cost_of)."""
 
+DOLLARS_COLUMN = "$%.4f"
+"""A table's column of dollars, kept as numbers so it sorts (Streamlit's printf-style column format):
+four decimals, as `dollars` writes amounts between a cent and a dollar."""
+
+PRICE_COLUMN = "$%.3f"
+"""A table's column of prices per million tokens: three decimals, enough for $0.075 / 1M."""
+
 
 def dollars(value: float | None, unknown: str = PRICE_UNKNOWN) -> str:
     """Cents from $1 up, four decimals from a cent (and for $0), six below; halves round up."""
@@ -41,8 +48,17 @@ def duration(ms: float | None, unknown: str = "—") -> str:
         return f"{ms:,.0f} ms"
     if ms < 59_995:  # 59.995 s would round up to "60.00 s"
         return f"{ms / 1000:.2f} s"
-    minutes, seconds = divmod(round(ms / 1000), 60)
-    return f"{minutes:,} min {seconds} s"
+    return elapsed(ms / 1000)
+
+
+def elapsed(seconds: float) -> str:
+    """Whole seconds, as a clock that ticks reads (a running tool, a wait, a time left, an age):
+    `12 s`, then minutes and seconds as `duration` writes them (`2 min 5 s`)."""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    minutes, rest = divmod(whole, 60)
+    return f"{minutes:,} min {rest} s"
 
 
 def reply_words(

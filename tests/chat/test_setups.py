@@ -35,6 +35,12 @@ def test_a_setup_never_holds_the_key() -> None:
     assert (setup.system_prompt, setup.temperature, setup.max_tokens) == ("Answer like a pirate.", 0.3, 512)
 
 
+def test_a_new_column_takes_the_model_alone_never_the_key_prompt_or_tools() -> None:
+    column = SETTINGS.with_tools({"a"}).model_only()
+    assert column == ModelSetup(provider="openai", base_url=SETTINGS.base_url, model_id="gpt-4o-mini")
+    assert column.api_key == "" and column.label == "openai/gpt-4o-mini"
+
+
 def test_applying_a_setup_keeps_the_typed_key_only_for_the_same_server() -> None:
     same = SETTINGS.restored(SETTINGS.with_tools([]).as_stored().model_copy(update={"system_prompt": "x"}))
     assert (same.api_key, same.system_prompt) == (KEY, "x")

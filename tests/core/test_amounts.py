@@ -1,6 +1,22 @@
 """Money, tokens and durations as words: the one set of rules every page and export uses."""
 
-from yiem.amounts import PRICE_UNKNOWN, csv_dollars, dollars, duration, reply_words, stream_words, tokens
+import re
+from pathlib import Path
+
+from yiem.amounts import (
+    DOLLARS_COLUMN,
+    PRICE_COLUMN,
+    PRICE_UNKNOWN,
+    csv_dollars,
+    dollars,
+    duration,
+    elapsed,
+    reply_words,
+    stream_words,
+    tokens,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_dollars_are_cents_from_a_dollar_four_decimals_from_a_cent_and_six_below() -> None:
@@ -49,3 +65,25 @@ def test_a_reply_reads_tokens_then_money_then_time_and_a_stream_adds_its_speed()
     assert reply_words(0, 0, 0, None, None) == "0 in · 0 out · 0 cached · price unknown"
     assert stream_words(400, 52.04) == "TTFT 400 ms · 52.0 tok/s"
     assert stream_words(None, None) == "TTFT – · – tok/s"
+
+
+def test_a_ticking_clock_reads_whole_seconds_then_minutes() -> None:
+    assert [elapsed(s) for s in (0.4, 12.4, 59.4)] == ["0 s", "12 s", "59 s"]
+    assert elapsed(59.6) == "1 min 0 s" == duration(59_996)
+    assert elapsed(125.4) == "2 min 5 s"
+
+
+def test_no_page_or_service_writes_dollars_tokens_or_durations_by_hand() -> None:
+    """Table columns take DOLLARS_COLUMN or PRICE_COLUMN; counts of tokens go through `tokens`,
+    durations through `duration` or `elapsed`."""
+    assert (DOLLARS_COLUMN, PRICE_COLUMN) == ("$%.4f", "$%.3f")
+    by_hand = re.compile(r"\$%\.\d+f|:,\}\s*tokens\b|:\.\df\}\s*(?:ms|s|min)\b")
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for folder in ("yiem", "ui")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if path.name != "amounts.py"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if by_hand.search(line)
+    ]
+    assert found == []

@@ -22,6 +22,7 @@ from yiem.experiments import (
     DatasetItem,
     ExperimentStore,
     RunSpec,
+    SpecFile,
     Variant,
     check_spec,
     load_spec_file,
@@ -203,6 +204,14 @@ def test_help_on_every_command_and_the_published_schema_is_the_files() -> None:
         assert shown.exit_code == 0 and "Usage:" in shown.output
     published = json.loads((ROOT / "docs" / "experiment-spec.schema.json").read_text())
     assert published == spec_schema()
+
+
+def test_the_spec_file_takes_a_run_specs_fields_from_it_but_the_run_id() -> None:
+    own = {"format", "experiment_id"}
+    assert list(SpecFile.model_fields)[: -len(own)] == [f for f in RunSpec.model_fields if f != "run_id"]
+    assert set(SpecFile.model_fields) - set(RunSpec.model_fields) == own
+    spec = RunSpec.build(Dataset(items=[DatasetItem(input="hi")]), [Variant(name="a")])
+    assert next(iter(json.loads(spec_file_json(spec)))) == "format"  # a reader finds the format first
 
 
 def test_the_readmes_example_spec_is_a_spec_this_yiem_runs() -> None:

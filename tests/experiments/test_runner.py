@@ -156,6 +156,15 @@ def test_agent_runs_with_tools_and_called_tool_scorer() -> None:
         run_experiment(item, [Variant(name="x", llm=ScriptedLlm([]), tools=["missing"])])
 
 
+def test_a_variant_on_the_embedded_model_is_sent_no_tools_as_in_chat_and_compare() -> None:
+    clock = make_tool("clock", lambda: "12:00")
+    available = {"clock": clock}
+    assert Variant(name="local", tools=["clock"]).select_tools(available) == []
+    assert Variant(name="hosted", provider="openai", tools=["clock"]).select_tools(available) == [clock]
+    with pytest.raises(VariantError, match="no connected MCP server offers"):
+        Variant(name="local", tools=["gone"]).select_tools(available)  # still said, whatever the model
+
+
 def test_max_turns_and_errors_count_as_errors() -> None:
     looping = ScriptedLlm([tool_call_response(("noop", {}))] * 3)
     tool = make_tool("noop", lambda *_: "ok")

@@ -8,6 +8,7 @@ from typing import Any
 import streamlit as st
 
 from ui import bootstrap
+from ui.model_form import NO_TOOLS_SENT
 from ui.state import (
     AGENT,
     CATALOG_MODEL,
@@ -99,10 +100,7 @@ def tools_note() -> str | None:
     enabled: set[str] = ENABLED_TOOLS.get(set())
     if not enabled or calls_tools(provider()):
         return None
-    return (
-        "The embedded SmolLM2 cannot call tools (its chat template has none), so messages are sent "
-        "without the tools enabled in Settings. Pick another provider there to use them."
-    )
+    return NO_TOOLS_SENT
 
 
 def accepts_images() -> bool:

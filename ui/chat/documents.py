@@ -9,6 +9,7 @@ import streamlit as st
 
 from ui.chat import agent as chat_agent
 from ui.state import ATTACH_READ, ATTACH_READY, ATTACH_ROUND, ATTACH_TAKEN, attach_box
+from yiem.amounts import tokens as token_words
 from yiem.budgets import tokens_by_characters
 from yiem.chat import (
     DOCUMENT_SUFFIXES,
@@ -36,13 +37,13 @@ def _tokens(document: Document, model: LlmModel | None) -> tuple[int, str]:
     """The document's tokens by the model's own count (the embedded model's tokenizer), and the words."""
     if model is None:  # the embedded model has not started yet: counted by characters meanwhile
         tokens = tokens_by_characters(document.text)
-        return tokens, f"about {tokens:,} tokens (estimated until the model has started)"
+        return tokens, f"about {token_words(tokens)} tokens (estimated until the model has started)"
     key = ("tokens", document.name, len(document.text), model.provider, model.base_url)
     cache: dict[Any, Any] = ATTACH_READ.setdefault(dict)
     if key not in cache:
         cache[key] = token_counter(model)(document.text)
     tokens = int(cache[key])
-    return tokens, f"{tokens:,} tokens"
+    return tokens, f"{token_words(tokens)} tokens"
 
 
 def draw() -> str:

@@ -6,13 +6,13 @@ import streamlit as st
 
 from ui import avatars, bootstrap
 from ui.chat import settings as chat_settings
-from ui.chat.timeline import draw_timeline
 from ui.chat.up_to_here import draw_up_to_here
 from ui.chat.views import draw_chat_view
 from ui.clipboard import copy_button, listen_for_copies
-from ui.messages import draw_blocks, draw_tool_call, draw_tool_result
+from ui.messages import draw_blocks, draw_tool_call, draw_tool_result, tool_results_by_call
 from ui.review_form import draw_reply_review, reply_reviews
 from ui.state import EDITING, HISTORY_SHOWN, NOTICE, PENDING, REGEN_MODEL
+from ui.timeline import draw_timeline
 from yiem.chat import (
     ChatSession,
     ChatSessionError,
@@ -20,13 +20,12 @@ from yiem.chat import (
     document_in,
     history_start,
     reply_caption,
-    reply_ranges,
-    safe_markdown,
-    tool_results_by_call,
     typed_text,
     user_message,
     with_documents,
 )
+from yiem.reply_timeline import reply_ranges
+from yiem.safe_markdown import safe_markdown
 from yiem.store import StoreError
 from yiem.types import (
     AssistantMessage,

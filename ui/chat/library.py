@@ -20,8 +20,10 @@ from ui.state import (
     UNSENT,
     prompt_var,
 )
-from yiem.chat import ChatLibrary, Preset, SavedPrompt, safe_markdown
-from yiem.model_setup import ModelSetup, fill_template
+from yiem.amounts import tokens
+from yiem.chat import ChatLibrary, SavedPrompt
+from yiem.model_setup import ModelSetup, Preset, fill_template
+from yiem.safe_markdown import safe_markdown
 from yiem.store import StoreError
 
 T = TypeVar("T")
@@ -29,11 +31,11 @@ T = TypeVar("T")
 
 def describe(setup: ModelSetup) -> str:
     """A preset's setup in one line: provider/model, sampling, tools."""
-    parts = [f"{setup.provider}/{setup.model_id}"]
+    parts = [setup.label]
     if setup.temperature is not None:
         parts.append(f"temperature {setup.temperature:g}")
     if setup.max_tokens:
-        parts.append(f"at most {setup.max_tokens:,} tokens")
+        parts.append(f"at most {tokens(setup.max_tokens)} tokens")
     if setup.tools:
         parts.append(f"{len(setup.tools)} tool{'s' if len(setup.tools) > 1 else ''} ({setup.tool_execution})")
     if setup.system_prompt:

@@ -18,8 +18,8 @@ from ui.chat import settings as chat_settings
 from ui.chat import unsent as chat_unsent
 from ui.chat.questions import InlineQuestions, ParkedRun, ParkedRuns, inline_questions, parked_runs
 from ui.state import NOTICE
-from yiem.amounts import duration
-from yiem.chat import BackgroundEvents, ChatSession, Quiet, reply_caption, safe_markdown
+from yiem.amounts import duration, elapsed
+from yiem.chat import BackgroundEvents, ChatSession, Quiet, reply_caption
 from yiem.events import (
     AgentEndEvent,
     AgentEvent,
@@ -32,6 +32,7 @@ from yiem.events import (
     TurnStartEvent,
 )
 from yiem.redaction import redact
+from yiem.safe_markdown import safe_markdown
 from yiem.store import StoreError
 from yiem.types import AssistantMessage, AssistantMessageToolCall, UserMessage
 
@@ -69,12 +70,12 @@ class _RunningTool:
     progress: str = ""
 
     def redraw(self) -> None:
-        elapsed = f"{monotonic() - self.started:.0f} s"
-        self.status.update(label=f"Running tool `{self.name}`… {elapsed} {self.progress}".rstrip())
+        running = elapsed(monotonic() - self.started)
+        self.status.update(label=f"Running tool `{self.name}`… {running} {self.progress}".rstrip())
 
 
 def _waiting_text(quiet: Quiet) -> str:
-    return "Waiting for the model…" + (f" {quiet.seconds:.0f} s" if quiet.seconds >= 1 else "")
+    return "Waiting for the model…" + (f" {elapsed(quiet.seconds)}" if quiet.seconds >= 1 else "")
 
 
 def _text_deltas(events: Iterator[AgentEvent | Quiet], live: _LiveReply) -> Iterator[str]:

@@ -16,8 +16,8 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
 
+from ui.server_questions import draw_agreed_links, draw_question, server_questions
 from ui.state import PARKED_RUNS
-from ui.tools.questions import draw_agreed_links, draw_question, server_questions
 from yiem.agent import Agent
 from yiem.chat import BackgroundEvents
 from yiem.explorer import ServerQuestions

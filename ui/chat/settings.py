@@ -1,4 +1,5 @@
-"""Chat settings in the sidebar: provider, model, key (this session only), prompt, tools."""
+"""Chat settings in the sidebar: the one setup form (ui.model_form), with Chat's own model for MCP
+servers' sampling; the key is kept for this session only, the tools chosen are the session's."""
 
 from __future__ import annotations
 
@@ -7,19 +8,18 @@ from typing import Any
 import streamlit as st
 
 from ui import bootstrap
-from ui.chat import agent as chat_agent
-from ui.chat.response_schema import response_schema_field
 from ui.model_form import (
+    FIELDS,
+    PER_PROVIDER,
     PROVIDERS,
     ModelLabels,
     WidgetKey,
     connection_fields,
     fresh,
-    provider_field,
     provider_label,
-    sampling_fields,
+    setup_form,
 )
-from ui.state import ENABLED_TOOLS, MCP_ERRORS, MODEL_LISTS, SET_TOOLS, SETTINGS, TOOL_REGISTRY, chat_setting
+from ui.state import ENABLED_TOOLS, MCP_ERRORS, MODEL_LISTS, SETTINGS, TOOL_REGISTRY, chat_setting
 from yiem.model_setup import (
     LOCAL,
     ModelSetup,
@@ -27,10 +27,6 @@ from yiem.model_setup import (
     available_models,
 )
 from yiem.providers.presets import PRESETS
-
-# The widgets showing a setup; each keeps its own value across reruns, so a restored setup clears them.
-_SETUP_WIDGETS = ("provider", "system", "temp_default", "temp", "max_tokens", "mode", "response_schema")
-_PER_PROVIDER_WIDGETS = ("url_{}", "model_{}", "model_id_{}")
 
 
 def current_setup() -> ModelSetup:
@@ -47,12 +43,15 @@ def restore(setup: ModelSetup) -> None:
             chat_setting(f"key_{name}").pop()
     SETTINGS.set(current.restored(setup))
     ENABLED_TOOLS.set(set(setup.tools))
-    for key in _SETUP_WIDGETS:
-        chat_setting(key).pop()
-    SET_TOOLS.pop()
+    # Each widget keeps its own value across reruns, so the restored setup clears them all (but the
+    # keys typed, above: they stay for the same server).
+    for field in FIELDS:
+        if field not in PER_PROVIDER:
+            chat_setting(field).pop()
     for name in PRESETS:
-        for pattern in _PER_PROVIDER_WIDGETS:
-            chat_setting(pattern.format(name)).pop()
+        for field in PER_PROVIDER:
+            if field != "key":
+                chat_setting(f"{field}_{name}").pop()
 
 
 def _model_list(settings: ModelSetup) -> tuple[list[str], str | None]:
@@ -80,30 +79,10 @@ def use_model(model_id: str) -> None:
     chat_setting(f"model_{settings.provider}").set(model_id)
 
 
-def _tools_section() -> None:
-    registry: Any = TOOL_REGISTRY()
-    errors: dict[str, str] = MCP_ERRORS.get({})
-    names = list(registry.tools)
-    for server, error in errors.items():
-        st.warning(f"MCP server `{server}` is not available: {error}")
-    if not names:
-        st.caption("No tools: add MCP servers to mcp.json, then reload.")
-        return
-    enabled: set[str] = ENABLED_TOOLS()
-    chosen = st.multiselect(
-        "Tools the model may call",
-        names,
-        default=[name for name in names if name in enabled],
-        key=SET_TOOLS.name,
-    )
-    ENABLED_TOOLS.set(set(chosen))
-    if note := chat_agent.tools_note():
-        st.caption(note)
-
-
 _CHAT_LABELS = ModelLabels(
     local_note="A 135M-parameter toy model that runs on this machine with no key and no internet. "
     "Its answers are often wrong; use it to try the app.",
+    tools="Tools the model may call",
 )
 _SAMPLING_LABELS = ModelLabels(
     base_url="Sampling base URL",
@@ -117,16 +96,16 @@ def _widget_key(prefix: str) -> WidgetKey:
     return lambda name: chat_setting(prefix + name).name
 
 
-def _connection(settings: ModelSetup, prefix: str, labels: ModelLabels) -> ModelSetup:
-    """The chat's and the sampling model's base URL, key and model, each under its own widget keys.
+def _sampling_connection(start: ModelSetup) -> ModelSetup:
+    """The sampling model's base URL, key and model, under widget keys of its own (`set-sampling-…`).
 
     The key is the field's alone (never the last run's): an emptied field sends no typed key."""
-    typed_only = settings.model_copy(update={"api_key": ""})
-    key = _widget_key(prefix)
-    return connection_fields(typed_only, key, labels=labels, models=_model_list, per_provider=True)
+    typed_only = start.model_copy(update={"api_key": ""})
+    key = _widget_key("sampling_")
+    return connection_fields(typed_only, key, labels=_SAMPLING_LABELS, models=_model_list, per_provider=True)
 
 
-def _sampling_fields(settings: ModelSetup) -> ModelSetup:
+def _sampling_model(settings: ModelSetup) -> ModelSetup:
     """Which model answers MCP servers' sampling requests: the chat's, or any other provider's."""
     chats = ""  # the option for the chat's own model
     names = [chats, *PROVIDERS]
@@ -144,26 +123,27 @@ def _sampling_fields(settings: ModelSetup) -> ModelSetup:
         return settings.model_copy(update={"sampling": None})
     # A newly chosen provider starts as the chat's does; the chosen one keeps what was typed.
     start = settings.for_sampling() if current == provider else fresh(settings, provider)
-    chosen = _connection(start, "sampling_", _SAMPLING_LABELS)
+    chosen = _sampling_connection(start)
     return settings.model_copy(update={"sampling": SamplingModel.of(chosen)})
 
 
 def draw() -> None:
     """The settings expander; edits apply to the next message."""
-    settings = bootstrap.settings()
+    registry: Any = TOOL_REGISTRY()
+    # The key is the field's alone (never the last run's): an emptied field sends no typed key.
+    start = bootstrap.settings().model_copy(update={"api_key": ""}).with_tools(ENABLED_TOOLS.get(set()))
     with st.expander("Settings", icon=":material/tune:", expanded=False):
-        settings = provider_field(settings, _widget_key(""))
-        settings = _connection(settings, "", _CHAT_LABELS)
-        settings = _sampling_fields(settings)
-        settings = sampling_fields(settings, _widget_key(""))
-        mode = st.radio(
-            "Tool calls of one reply run",
-            ["parallel", "sequential"],
-            index=0 if settings.tool_execution == "parallel" else 1,
-            horizontal=True,
-            key=chat_setting("mode").name,
+        settings = setup_form(
+            start,
+            _widget_key(""),
+            list(registry.tools),
+            labels=_CHAT_LABELS,
+            models=_model_list,
+            per_provider=True,
+            after_model=_sampling_model,
         )
-        settings = settings.model_copy(update={"tool_execution": mode})
-        settings = response_schema_field(settings)
         SETTINGS.set(settings)
-        _tools_section()
+        ENABLED_TOOLS.set(set(settings.tools))
+        errors: dict[str, str] = MCP_ERRORS.get({})
+        for server, error in errors.items():
+            st.warning(f"MCP server `{server}` is not available: {error}")

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.chat.timeline import draw_timeline
-from ui.messages import continue_in_chat, draw_blocks, draw_tool_call
+from ui.messages import continue_in_chat, draw_blocks, draw_tool_call, tool_results_by_call
 from ui.review_form import draw_reply_review
 from ui.state import COMPARE_BLIND, COMPARE_RUN
+from ui.timeline import draw_timeline
 from yiem.amounts import reply_words, stream_words
-from yiem.chat import reply_ranges, safe_markdown, tool_results_by_call
 from yiem.compare import ColumnFigures, ColumnState, Comparison
+from yiem.reply_timeline import reply_ranges
+from yiem.safe_markdown import safe_markdown
 from yiem.types import AssistantMessage, AssistantMessageToolCall
 
 

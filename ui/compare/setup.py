@@ -10,10 +10,9 @@ import streamlit as st
 from ui import bootstrap
 from ui.model_form import FIELDS, setup_form
 from ui.state import BLIND_TOGGLE, COMPARE_COUNT, COMPARE_SPECS, TOOL_REGISTRY, compare_widget
-from yiem.chat import Preset
 from yiem.compare import MAX_COLUMNS, MIN_COLUMNS
 from yiem.experiments import Variant
-from yiem.model_setup import ModelSetup
+from yiem.model_setup import ModelSetup, Preset
 from yiem.store import StoreError
 
 _WIDGETS = FIELDS
@@ -55,8 +54,7 @@ def _defaults(index: int) -> ModelSetup:
     preset: list[ModelSetup] | None = COMPARE_SPECS.get()
     if preset is not None and index < len(preset):
         return preset[index]
-    chat = bootstrap.settings()
-    return ModelSetup(provider=chat.provider, base_url=chat.base_url, model_id=chat.model_id)
+    return bootstrap.settings().model_only()
 
 
 def _fill_from_preset(index: int, presets: dict[str, Preset]) -> None:

@@ -8,7 +8,6 @@ import streamlit as st
 from ui import bootstrap
 from ui.state import COMPARE_COUNT, COMPARE_PICKED, COMPARE_SPECS
 from yiem.compare import FIRST_RUN, SUGGESTED_PROMPTS, ComparisonStore, example_columns
-from yiem.model_setup import ModelSetup
 from yiem.store import StoreError
 
 
@@ -23,9 +22,7 @@ def first_run(store: ComparisonStore) -> bool:
 def preset_example(first: bool) -> None:
     """On a first run, the columns start as the example's (once a session: what is typed then stays)."""
     if first and not COMPARE_SPECS.present() and not COMPARE_COUNT.present():
-        chat = bootstrap.settings()
-        mine = ModelSetup(provider=chat.provider, base_url=chat.base_url, model_id=chat.model_id)
-        COMPARE_SPECS.set(example_columns(mine))
+        COMPARE_SPECS.set(example_columns(bootstrap.settings().model_only()))
 
 
 def suggested_prompt() -> str:

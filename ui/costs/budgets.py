@@ -8,7 +8,7 @@ import streamlit as st
 from sqlalchemy import Engine
 
 from yiem import costs
-from yiem.amounts import dollars
+from yiem.amounts import DOLLARS_COLUMN, dollars
 from yiem.budgets import (
     Budget,
     BudgetConfigError,
@@ -73,7 +73,7 @@ def _draw_people(engine: Engine, budget: Budget) -> None:
         hide_index=True,
         key=f"people_{budget.id}",
         column_config={
-            "Spent": st.column_config.NumberColumn("Spent", format="$%.4f"),
+            "Spent": st.column_config.NumberColumn("Spent", format=DOLLARS_COLUMN),
             "Share": st.column_config.NumberColumn("Share", format="percent", help=share_help),
         },
     )

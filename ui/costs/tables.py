@@ -8,10 +8,13 @@ import pandas as pd
 import streamlit as st
 
 from yiem import costs
+from yiem.amounts import DOLLARS_COLUMN, PRICE_COLUMN
 from yiem.types import LlmModel
 
 TABLE_COLUMNS: dict[str, Any] = {
-    "Cost": st.column_config.NumberColumn("Cost", format="$%.4f", help="Empty when the price is unknown"),
+    "Cost": st.column_config.NumberColumn(
+        "Cost", format=DOLLARS_COLUMN, help="Empty when the price is unknown"
+    ),
     "Share of cost": st.column_config.NumberColumn("Share of cost", format="percent"),
     "Input": st.column_config.NumberColumn("Input", format="localized", help="Fresh input and cache writes"),
     "Cached input": st.column_config.NumberColumn("Cached input", format="localized"),
@@ -124,7 +127,9 @@ def draw_prices(models: list[LlmModel]) -> None:
             ]
         ),
         hide_index=True,
-        column_config={name: st.column_config.NumberColumn(name, format="$%.3f") for name in PRICE_COLUMNS},
+        column_config={
+            name: st.column_config.NumberColumn(name, format=PRICE_COLUMN) for name in PRICE_COLUMNS
+        },
         key="table_prices",
         placeholder="—",
     )

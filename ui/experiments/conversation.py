@@ -7,9 +7,8 @@ from collections.abc import Sequence
 import streamlit as st
 
 from ui import avatars
-from ui.messages import draw_blocks, draw_tool_call, draw_tool_result
+from ui.messages import draw_blocks, draw_tool_call, draw_tool_result, tool_results_by_call
 from ui.state import EXPERIMENT_WIDGET_PREFIX
-from yiem.chat import tool_results_by_call
 from yiem.experiments import Dataset, DatasetItem
 from yiem.types import AgentMessage, AssistantMessageToolCall, UserMessage
 

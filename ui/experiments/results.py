@@ -9,14 +9,15 @@ import pandas as pd
 import streamlit as st
 
 from ui import avatars
-from ui.chat.timeline import draw_timeline
 from ui.experiments.agent_settings import played_caption
 from ui.experiments.review import draw_cell_review, review_store
 from ui.experiments.state import experiment_store
 from ui.messages import continue_in_chat
+from ui.timeline import draw_timeline
 from yiem.amounts import dollars, duration, tokens
-from yiem.chat import reply_ranges, safe_markdown
 from yiem.experiments import ExperimentResult, ItemOutcome
+from yiem.reply_timeline import reply_ranges
+from yiem.safe_markdown import safe_markdown
 from yiem.types import AssistantMessageToolCall, ToolResultMessage, UserMessage
 
 PAGE_ROWS = 20

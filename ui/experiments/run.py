@@ -17,7 +17,7 @@ from ui.experiments.state import (
     with_session_keys,
 )
 from ui.state import EXPERIMENT_RUN, RUN_ERROR, TOOL_REGISTRY
-from yiem.amounts import dollars
+from yiem.amounts import dollars, elapsed
 from yiem.experiments import (
     BackgroundRun,
     ExperimentDraft,
@@ -93,9 +93,7 @@ def resume_run(record: RunRecord) -> None:
 def _eta(seconds: float | None) -> str:
     if seconds is None:
         return "estimating…"
-    if seconds < 60:
-        return f"about {seconds:.0f} s left"
-    return f"about {seconds / 60:.0f} min left"
+    return f"about {elapsed(seconds)} left"
 
 
 def progress_text(progress: Progress) -> str:

@@ -11,11 +11,11 @@ import streamlit as st
 
 from ui import bootstrap
 from ui.experiments.agent_settings import TRAJECTORY_FACTORIES, TRAJECTORY_KINDS, trajectory_fields
-from ui.model_form import model_fields, setup_form
+from ui.model_form import ModelLabels, model_fields, setup_form
 from ui.state import EXPERIMENT_WIDGET_PREFIX, Key, experiment_widget, init_widget, widget
-from yiem.chat import Preset
 from yiem.experiments import ExperimentDraft, ScorerError, Variant, scorers
 from yiem.experiments.scorers import AnyScorer
+from yiem.model_setup import Preset
 from yiem.store import StoreError
 
 ANOTHER_MODEL = "Another model…"  # the judge picker's entry for a model no variant uses
@@ -53,6 +53,9 @@ def _remove_row(rows: list[Any], uids: list[str], index: int | None) -> None:
     st.rerun()
 
 
+_VARIANT_LABELS = ModelLabels(prompt="System prompt (use {var} for an item's vars)")
+
+
 def _widget_key(prefix: str) -> Callable[[str], str]:
     return lambda name: prefix + name
 
@@ -66,17 +69,9 @@ def draw_variants(draft: ExperimentDraft, tool_names: list[str]) -> None:
         k = f"{EXPERIMENT_WIDGET_PREFIX}v_{uid}_"
         with st.expander(f"Variant {index + 1}: {variant.name}", expanded=len(draft.variants) <= 2):
             name = st.text_input("Name", key=init_widget(k + "name", variant.name))
-            setup = setup_form(
-                variant,
-                _widget_key(k),
-                tool_names,
-                ask_key=False,
-                prompt_label="System prompt (use {var} for an item's vars)",
-            )
-            a, b = st.columns(2)
-            max_turns = a.number_input("Max turns", 1, 100, key=init_widget(k + "turns", variant.max_turns))
-            mode = b.selectbox(
-                "Tool calls", ["parallel", "sequential"], key=init_widget(k + "mode", variant.tool_execution)
+            setup = setup_form(variant, _widget_key(k), tool_names, ask_key=False, labels=_VARIANT_LABELS)
+            max_turns = st.columns(2)[0].number_input(
+                "Max turns", 1, 100, key=init_widget(k + "turns", variant.max_turns)
             )
             if st.button("Remove this variant", key=k + "remove", icon=":material/delete:"):
                 remove = index
@@ -86,7 +81,6 @@ def draw_variants(draft: ExperimentDraft, tool_names: list[str]) -> None:
                     **dict(setup),
                     "name": name.strip() or f"variant {index + 1}",
                     "max_turns": int(max_turns),
-                    "tool_execution": mode,
                 }
             )
         )

@@ -5,13 +5,13 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import bootstrap
+from ui.server_questions import draw_questions
 from ui.state import TOOL_HISTORY, TOOLS_TAB
 from ui.tools import connect as connection
 from ui.tools.browse import draw_prompts, draw_resources
 from ui.tools.calls import draw_history, draw_tools, finish_run
 from ui.tools.checks import draw_checks
 from ui.tools.log import draw_log
-from ui.tools.questions import draw_questions
 from ui.tools.templates import draw_templates
 
 bootstrap.ensure_session()

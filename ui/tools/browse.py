@@ -8,12 +8,12 @@ import streamlit as st
 
 from ui import avatars
 from ui.state import PROMPT_RESULT, RESOURCE_CONTENTS, TOOLS_LISTINGS, chosen_prompt, chosen_resource
-from ui.tools.form import remember
+from ui.tool_form import remember
 from ui.tools.result import draw_image, draw_resource_contents, draw_text
 from ui.tools.templates import draw_argument_form, draw_subscribe
-from yiem.chat import safe_markdown
 from yiem.explorer import describe_error, prompt_input_schema, prompt_ref
 from yiem.mcp import EmbeddedResourceBlock, ImageBlock, McpClient, McpError, TextBlock
+from yiem.safe_markdown import safe_markdown
 
 
 def _listing(client: McpClient, server: str, what: str) -> list[Any] | None:

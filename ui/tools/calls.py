@@ -7,6 +7,7 @@ from typing import Any
 
 import streamlit as st
 
+from ui.server_questions import new_questions
 from ui.state import (
     CALL_TIMEOUT,
     ENABLED_TOOLS,
@@ -21,14 +22,13 @@ from ui.state import (
     tool_in_chat,
     widget,
 )
+from ui.tool_form import draw_form, form_arguments, load_arguments, remember
 from ui.tools import connect as connection
 from ui.tools.checks import draw_save_form
-from ui.tools.form import draw_form, form_arguments, load_arguments, remember
-from ui.tools.questions import new_questions
 from ui.tools.result import draw_record
 from ui.tools.tasks import as_task_toggle, draw_server_tasks, draw_task
 from ui.tools.views import draw_tool_view
-from yiem.chat import safe_markdown
+from yiem.amounts import elapsed
 from yiem.explorer import (
     CallRecord,
     ToolCallRun,
@@ -44,6 +44,7 @@ from yiem.explorer import (
     progress_words,
 )
 from yiem.mcp import McpClient, McpError, McpTool, cache_words
+from yiem.safe_markdown import safe_markdown
 
 # Short calls finish before the page is drawn, so their result shows without a progress step.
 _QUICK_WAIT_S = 1.0
@@ -271,7 +272,7 @@ def _draw_running(run: ToolCallRun) -> None:
         record = run.record
         progress = run.progress
         fraction = progress_fraction(progress)
-        words = f"Calling `{record.tool}` — {progress_words(progress)} · {run.elapsed_s:.0f} s"
+        words = f"Calling `{record.tool}` — {progress_words(progress)} · {elapsed(run.elapsed_s)}"
         if fraction is None:
             st.progress(0, text=words)  # no total from the server: a bar that only says it is working
         else:

@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from ui import bootstrap
+from ui.server_questions import server_questions
 from ui.state import (
     ADDED_SERVERS,
     CHOOSE_NEXT,
@@ -26,8 +27,7 @@ from ui.state import (
     add_server_field,
 )
 from ui.tools import sign_in
-from ui.tools.questions import server_questions
-from yiem.chat import safe_markdown
+from yiem.amounts import duration
 from yiem.explorer import (
     ServerEvents,
     ServerFormError,
@@ -60,6 +60,7 @@ from yiem.mcp import (
     save_mcp_config,
 )
 from yiem.redaction import redact_data
+from yiem.safe_markdown import safe_markdown
 from yiem.tool_registry import ToolRegistry
 
 
@@ -395,7 +396,7 @@ def _draw_details(name: str, client: McpClient) -> None:
             pings: dict[str, str] = PINGS.setdefault(dict)
             if st.button("Ping", icon=":material/network_ping:", key="tools-ping"):
                 try:
-                    pings[name] = f"answered in {ping_ms(client):.1f} ms"
+                    pings[name] = f"answered in {duration(ping_ms(client))}"
                 except McpError as error:
                     pings[name] = f"no answer: {describe_error(error)}"
             if name in pings:

@@ -12,7 +12,6 @@ from typing import Any
 import streamlit as st
 
 from ui.state import OPENED_LINKS
-from yiem.chat import safe_markdown
 from yiem.explorer import CallRecord, CallStatus, check_structured_content, describe_error, duration_words
 from yiem.mcp import (
     AudioBlock,
@@ -24,6 +23,7 @@ from yiem.mcp import (
     ResourceLinkBlock,
     TextBlock,
 )
+from yiem.safe_markdown import safe_markdown
 
 
 def decode_base64(data: str) -> bytes | None:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.state import TASK_NOTE, TASK_RESULT
-from ui.tools.form import remember
+from ui.tool_form import remember
 from ui.tools.result import draw_result
-from yiem.chat import safe_markdown
 from yiem.explorer import (
     cancels_tasks,
     created_words,
@@ -21,6 +20,7 @@ from yiem.explorer import (
     ttl_words,
 )
 from yiem.mcp import CallToolResult, McpClient, McpError, McpTask, McpTool
+from yiem.safe_markdown import safe_markdown
 
 _SHOWN = 20
 

@@ -7,9 +7,8 @@ from typing import Any
 import streamlit as st
 
 from ui.state import SUBSCRIBED, TEMPLATE_CONTENTS, TEMPLATES, FormKeys, widget
-from ui.tools.form import draw_form, form_arguments
+from ui.tool_form import draw_form, form_arguments
 from ui.tools.result import draw_resource_contents
-from yiem.chat import safe_markdown
 from yiem.explorer import (
     ToolForm,
     describe_error,
@@ -18,6 +17,7 @@ from yiem.explorer import (
     template_schema,
 )
 from yiem.mcp import McpClient, McpError, McpResourceTemplate
+from yiem.safe_markdown import safe_markdown
 
 
 def draw_suggestions(

@@ -22,8 +22,7 @@ from yiem.chat._documents import (
     typed_text,
     with_documents,
 )
-from yiem.chat._library import ChatLibrary, LibraryError, Preset, SavedPrompt
-from yiem.chat._safe_markdown import safe_markdown
+from yiem.chat._library import ChatLibrary, LibraryError, SavedPrompt
 from yiem.chat._session import (
     ChatSession,
     ChatSessionError,
@@ -31,20 +30,17 @@ from yiem.chat._session import (
     history_start,
     reply_caption,
     title_from,
-    tool_results_by_call,
     user_message,
 )
 from yiem.chat._setup import conversation_setup, stored_setup
 from yiem.chat._stopped_usage import token_counter
 from yiem.chat._suggestions import Suggestions, chat_suggestions
-from yiem.chat._timeline import MODEL_LANE, TimelineBar, reply_ranges, reply_timeline
 from yiem.chat._titles import clean_title, write_title, writes_titles
 from yiem.chat._transcript import Transcript, TranscriptError, export_json, export_markdown, import_json
 
 __all__ = [
     "DOCUMENT_SUFFIXES",
     "KEEP_FRACTION",
-    "MODEL_LANE",
     "BackgroundEvents",
     "BackgroundEventsError",
     "ChatLibrary",
@@ -54,13 +50,11 @@ __all__ = [
     "Document",
     "DocumentError",
     "LibraryError",
-    "Preset",
     "Quiet",
     "RunAgent",
     "SavedPrompt",
     "SendEstimate",
     "Suggestions",
-    "TimelineBar",
     "Transcript",
     "TranscriptError",
     "chat_suggestions",
@@ -78,15 +72,11 @@ __all__ = [
     "latest_turns_start",
     "read_document",
     "reply_caption",
-    "reply_ranges",
-    "reply_timeline",
-    "safe_markdown",
     "send_estimate",
     "stored_setup",
     "title_from",
     "token_counter",
     "too_large",
-    "tool_results_by_call",
     "typed_text",
     "user_message",
     "with_documents",

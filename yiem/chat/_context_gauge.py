@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Literal
 
 from yiem.amounts import dollars
+from yiem.amounts import tokens as token_words
 from yiem.budgets import message_text
 from yiem.types import (
     AgentMessage,
@@ -81,7 +82,8 @@ def context_gauge(tokens: int, window: int) -> ContextGauge:
         )
     fraction = tokens / window
     # Rounded down, so a gauge below 80% or 100% never reads as that level.
-    told = f"{tokens:,} of {window:,} tokens of the context window ({math.floor(fraction * 100)}%)"
+    percent = math.floor(fraction * 100)
+    told = f"{token_words(tokens)} of {token_words(window)} tokens of the context window ({percent}%)"
     if fraction >= 1:
         return ContextGauge(
             tokens,
@@ -118,7 +120,7 @@ def send_estimate(input_tokens: int, output_tokens: int, model: LlmModel) -> Sen
     """The send's cost at the model's prices (via `LlmModel.cost_of`) and the words with its source."""
     usage = LlmUsage(input_tokens=input_tokens, output_tokens=output_tokens)
     cost = model.cost_of(usage)
-    tokens = f"{input_tokens:,} tokens in + about {output_tokens:,} out"
+    tokens = f"{token_words(input_tokens)} tokens in + about {token_words(output_tokens)} out"
     if cost is None:
         source = model.price_source if model.price_source and model.price_source != "price unknown" else ""
         words = f"This send: {tokens} · price unknown" + (f" ({source})" if source else "")

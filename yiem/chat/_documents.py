@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from yiem.amounts import tokens as token_words
 from yiem.chat._context_gauge import context_gauge
 from yiem.errors import YiemError
 from yiem.redaction import redact
@@ -128,7 +129,7 @@ def too_large(document: Document, tokens: int, window: int) -> str | None:
     if context_gauge(tokens, window).level != "full":
         return None
     return (
-        f"“{document.name}” is about {tokens:,} tokens, more than the model's whole context window "
-        f"({window:,} tokens), so it cannot be sent. Attach a shorter part of it, or pick a model with a "
-        "larger context window in Settings."
+        f"“{document.name}” is about {token_words(tokens)} tokens, more than the model's whole context "
+        f"window ({token_words(window)} tokens), so it cannot be sent. Attach a shorter part of it, or pick "
+        "a model with a larger context window in Settings."
     )

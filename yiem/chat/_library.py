@@ -14,7 +14,7 @@ from sqlalchemy.exc import IntegrityError
 
 from yiem.chat._setup import stored_setup
 from yiem.identity import LOCAL_OWNER_ID
-from yiem.model_setup import ModelSetup, template_variables
+from yiem.model_setup import ModelSetup, Preset, template_variables
 from yiem.redaction import redact, redact_data
 from yiem.store import StoreError, saved_prompts, setup_presets
 
@@ -23,13 +23,6 @@ MAX_NAME = 80
 
 class LibraryError(StoreError):
     """A preset or prompt cannot be saved as given (no name, no text); the message says what to change."""
-
-
-class Preset(BaseModel):
-    """A named setup: provider, model, base URL, system prompt, sampling, tools and tool mode; no key."""
-
-    name: str
-    setup: ModelSetup
 
 
 class SavedPrompt(BaseModel):

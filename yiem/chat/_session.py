@@ -421,11 +421,6 @@ def history_start(messages: Sequence[AgentMessage], limit: int) -> int:
     return 0
 
 
-def tool_results_by_call(messages: Sequence[AgentMessage]) -> dict[str, ToolResultMessage]:
-    """Each tool result keyed by the id of the call it answers."""
-    return {message.tool_call_id: message for message in messages if isinstance(message, ToolResultMessage)}
-
-
 def reply_caption(message: AssistantMessage | AssistantMessageToolCall) -> str:
     """`120 in · 45 out · 0 cached · $0.000123 · 1.40 s`; "price unknown" when the reply has no cost."""
     usage = message.usage

@@ -15,6 +15,7 @@ from jsonpath_ng.exceptions import JsonPathParserError
 from jsonpath_ng.ext.parser import parse as parse_jsonpath
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from yiem.amounts import duration
 from yiem.errors import YiemError
 from yiem.json_schema import UnusableSchemaError, iter_errors, usable_validator
 
@@ -198,7 +199,7 @@ def check_assertion(
         return (
             None
             if duration_ms < assertion.value
-            else f"The call took {duration_ms:.0f} ms, not under {assertion.value} ms."
+            else f"The call took {duration(duration_ms)}, not under {assertion.value} ms."
         )
     if kind is AssertionKind.SNAPSHOT:
         if assertion.snapshot is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from xml.etree import ElementTree
 
+from yiem.amounts import duration
 from yiem.checks._runner import CheckRun
 
 
@@ -13,12 +14,12 @@ def run_text(run: CheckRun) -> str:
     lines = []
     for outcome in run.outcomes:
         mark = "PASS" if outcome.passed else "FAIL"
-        lines.append(f"{mark}  {outcome.name}  ({outcome.duration_ms:.0f} ms)")
+        lines.append(f"{mark}  {outcome.name}  ({duration(outcome.duration_ms)})")
         lines.extend(f"      {failure}" for failure in outcome.failures)
         if outcome.snapshot_diff:
             lines.extend(f"      {line}" for line in outcome.snapshot_diff.splitlines())
     lines.append(
-        f"{run.passed} passed, {run.failed} failed of {len(run.outcomes)} in {run.duration_ms / 1000:.2f} s "
+        f"{run.passed} passed, {run.failed} failed of {len(run.outcomes)} in {duration(run.duration_ms)} "
         f"(collection {run.collection!r})."
     )
     return "\n".join(lines)

@@ -21,10 +21,9 @@ class ExperimentError(YiemError):
     """The experiment cannot run as set up (no variants, duplicate names, an empty dataset)."""
 
 
-class RunSpec(BaseModel):
-    """Everything a run needs, as data: stored with the run so it can resume after a restart."""
+class RunFields(BaseModel):
+    """What a run does, written once: RunSpec's fields but its id, and so an exported spec file's."""
 
-    run_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
     experiment: str = ""
     dataset: Dataset
     variants: list[Variant]
@@ -34,6 +33,12 @@ class RunSpec(BaseModel):
     budget_usd: float | None = Field(default=None, gt=0)
     # The model that plays the simulated users of items that have one (any provider).
     user_model: Variant | None = None
+
+
+class RunSpec(RunFields):
+    """Everything a run needs, as data: stored with the run so it can resume after a restart."""
+
+    run_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
 
     @classmethod
     def build(

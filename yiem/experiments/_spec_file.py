@@ -7,15 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, ValidationError
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import PydanticOmit, core_schema
 
-from yiem.experiments._dataset import Dataset
 from yiem.experiments._draft import ExperimentDraft
-from yiem.experiments._spec import DEFAULT_CONCURRENCY, ExperimentError, RunSpec
-from yiem.experiments._variant import Variant
-from yiem.experiments.scorers import AnyScorer
+from yiem.experiments._spec import DEFAULT_CONCURRENCY, ExperimentError, RunFields, RunSpec
 from yiem.json_file import problems, read_json_file, refuse_newer
 
 # The file's format; a file whose format is newer than this was written by a newer yiem.
@@ -30,22 +27,14 @@ class SpecTooNewError(SpecFileError):
     """A spec file written by a newer yiem, in a format this one does not know."""
 
 
-class SpecFile(BaseModel):
+class SpecFile(RunFields):
     """RunSpec's fields but its run id (each run of the file is a new run), and where it came from."""
 
     model_config = ConfigDict(extra="forbid")
 
     format: int = SPEC_FORMAT
-    experiment: str = ""
     # The experiment it was exported from: a run of the file goes there when this store has it.
     experiment_id: str | None = None
-    dataset: Dataset
-    variants: list[Variant]
-    scorers: list[AnyScorer] = Field(default_factory=list)
-    repeats: int = Field(default=1, ge=1)
-    concurrency: dict[str, int] = Field(default_factory=dict)
-    budget_usd: float | None = Field(default=None, gt=0)
-    user_model: Variant | None = None
 
     @classmethod
     def of(cls, spec: RunSpec, experiment_id: str | None = None) -> SpecFile:
@@ -83,7 +72,8 @@ class SpecFile(BaseModel):
 def spec_file_json(spec: RunSpec, experiment_id: str | None = None) -> str:
     """The text of the file the page exports for `spec`."""
     data = SpecFile.of(spec, experiment_id).model_dump(mode="json", exclude_none=True)
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    # The format first, as a reader of the file looks for it before anything else.
+    return json.dumps({"format": data["format"], **data}, indent=2, ensure_ascii=False) + "\n"
 
 
 def parse_spec_file(data: Any, source: str = "the spec file") -> SpecFile:

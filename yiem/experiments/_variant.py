@@ -9,7 +9,7 @@ from pydantic import ConfigDict, Field
 
 from yiem.errors import YiemError
 from yiem.llm import LlmClient
-from yiem.model_setup import ModelSettingsError, ModelSetup, connect, fill_template
+from yiem.model_setup import ModelSettingsError, ModelSetup, calls_tools, connect, fill_template
 from yiem.types import AgentLoopConfig, AgentTool, LlmModel
 
 CUSTOM_PROVIDER = "custom"
@@ -71,13 +71,18 @@ class Variant(ModelSetup):
             raise VariantError(f"Variant {self.name!r}: {error}") from error
 
     def select_tools(self, available: Mapping[str, AgentTool]) -> list[AgentTool]:
-        """The tools this variant may call, from `available`; a missing one is an error, not a skip."""
+        """The tools this variant may call, from `available`; a missing one is an error, not a skip.
+
+        The embedded model is sent none, as in Chat and Compare (`calls_tools`); a client object
+        of one's own is sent them all."""
         missing = [name for name in self.tools if name not in available]
         if missing:
             raise VariantError(
                 f"Variant {self.name!r} uses tool(s) {', '.join(missing)} that no connected MCP server "
                 "offers; connect the server on the Tools page or remove the tool from the variant."
             )
+        if self.llm is None and not calls_tools(self.provider):
+            return []
         return [available[name] for name in self.tools]
 
     def settings_dict(self) -> dict[str, Any]:

@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from yiem.amounts import elapsed
+
 # The notification that makes each cached list stale.
 _CHANGED = {
     "notifications/tools/list_changed": "tools/list",
@@ -62,4 +64,4 @@ class ListCache:
 
 def cache_words(age: float | None) -> str:
     """How a list's freshness reads: "from cache, 40 s old", or "" for a list the server just sent."""
-    return "" if age is None else f"from cache, {age:.0f} s old"
+    return "" if age is None else f"from cache, {elapsed(age)} old"

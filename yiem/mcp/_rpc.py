@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
+from yiem.amounts import duration
 from yiem.mcp.errors import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
@@ -184,7 +185,7 @@ class RpcDispatcher:
                         f"MCP server {self.label} did not answer {pending.method!r} within {limit}"
                     )
                 )
-                self._send_cancel(request_id, f"timed out after {now - started:.1f} s")
+                self._send_cancel(request_id, f"timed out after {duration((now - started) * 1000)}")
                 return
             pending.done.wait(min(deadline - now, 1.0) if self._serving else deadline - now)
 

@@ -136,6 +136,11 @@ class ModelSetup(BaseModel):
             return self.model_id
         return f"{self.provider}/{self.model_id}" if self.model_id else self.provider
 
+    def model_only(self) -> ModelSetup:
+        """The same provider, base URL and model, and nothing else: no key, prompt, sampling or tools
+        (a new Compare column starts from the chat's model this way)."""
+        return ModelSetup(provider=self.provider, base_url=self.base_url, model_id=self.model_id)
+
     def with_tools(self, tools: Iterable[str]) -> ModelSetup:
         """This setup calling `tools` (sorted, so two equal setups compare equal)."""
         return self.model_copy(update={"tools": sorted(tools)})
@@ -197,3 +202,10 @@ class ModelSetup(BaseModel):
             except UnusableSchemaError as error:
                 raise ResponseSchemaError(f"the response schema cannot be used: {error}") from None
         return schema
+
+
+class Preset(BaseModel):
+    """A named setup, as Chat saves it and Compare and Experiments start from it; no key."""
+
+    name: str
+    setup: ModelSetup

@@ -342,7 +342,7 @@ class LocalLlmServer:
                     pass  # not listening yet
                 time.sleep(0.05)
         raise LocalLlmStartError(
-            f"llama-server did not become healthy within {self.startup_timeout:.0f} s.\n{self._log_tail()}"
+            f"llama-server did not become healthy within {self.startup_timeout:g} s.\n{self._log_tail()}"
         )
 
     def _log_tail(self, lines: int = 20) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from yiem.chat import MODEL_LANE, reply_ranges, reply_timeline
+from yiem.reply_timeline import MODEL_LANE, reply_ranges, reply_timeline
 from yiem.timeline import Span, Timeline
 from yiem.types import (
     AgentToolCall,

@@ -1,4 +1,5 @@
-"""Drawing a `ToolForm` as Streamlit widgets, with a raw-JSON mode that stays in step with the fields."""
+"""Drawing a `ToolForm` as Streamlit widgets, with a raw-JSON mode that stays in step with the fields:
+a tool's, a prompt's or a resource template's arguments on the Tools page, a server's questions."""
 
 from __future__ import annotations
 

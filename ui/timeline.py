@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 import streamlit as st
 
-from yiem.chat import MODEL_LANE, TimelineBar, reply_timeline
+from yiem.reply_timeline import MODEL_LANE, TimelineBar, reply_timeline
 from yiem.types import AgentMessage
 
 # One colour per kind of span; failures in red whatever their kind.

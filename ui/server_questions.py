@@ -1,4 +1,5 @@
-"""A server's questions on the Tools page: an elicitation form or link, and sampling approval.
+"""A server's questions: an elicitation form or link, and sampling approval, on the Tools page and
+inline in Chat while a tool waits.
 
 The server's request waits (on the client's thread) until the person answers here.
 """
@@ -19,8 +20,7 @@ from ui.state import (
     STORE,
     FormKeys,
 )
-from ui.tools.form import draw_form, form_arguments
-from yiem.chat import safe_markdown
+from ui.tool_form import draw_form, form_arguments
 from yiem.explorer import (
     ServerQuestion,
     ServerQuestions,
@@ -35,6 +35,7 @@ from yiem.explorer import (
 from yiem.mcp import ElicitationResult, SamplingRequest
 from yiem.model_setup import ModelSettingsError, connect
 from yiem.providers.presets import PRESETS
+from yiem.safe_markdown import safe_markdown
 from yiem.types import AnyAssistantMessage, LlmModel
 
 

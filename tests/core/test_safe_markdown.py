@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from yiem.chat import safe_markdown
+from yiem.safe_markdown import safe_markdown
 
 DATA = "data:image/png;base64,iVBORw0KGgo="
 
