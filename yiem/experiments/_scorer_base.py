@@ -19,6 +19,12 @@ class ScorerSpecError(ScorerError, ValueError):
     """A scorer's pattern or schema that does not compile; a ValueError so pydantic reports it in place."""
 
 
+class BrokenScorerError(YiemError):
+    """A scorer that ran and gave no score (a code scorer that hung, raised, ran out of memory or
+    returned junk). The run makes it the cell's error, in these words, and not a failed score: the
+    output was never judged, so it must not count in that scorer's pass rate."""
+
+
 class _Scorer(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -32,7 +38,8 @@ class _Scorer(BaseModel):
         return self
 
     def score(self, item: DatasetItem, outcome: ItemOutcome) -> Score:
-        """Grade one outcome; a scorer that cannot grade fails with the reason why."""
+        """Grade one outcome; a scorer that cannot grade fails with the reason why (one that broke
+        while grading raises `BrokenScorerError`)."""
         try:
             value, reason = self.grade(item, outcome)
         except ScorerError as error:

@@ -23,13 +23,22 @@ from yiem.experiments._code_scorer import CodeScorerError, run_code_scorer
 from yiem.experiments._dataset import DatasetItem
 from yiem.experiments._outcome import ItemOutcome, Score
 from yiem.experiments._rubric import Judge, RubricVerdict
-from yiem.experiments._scorer_base import ScorerError, ScorerSpecError, _matches, _Scorer, _short
+from yiem.experiments._scorer_base import (
+    BrokenScorerError,
+    ScorerError,
+    ScorerSpecError,
+    _matches,
+    _Scorer,
+    _short,
+)
 from yiem.experiments._trajectory import ExpectedCall, ForbiddenTools, MaxTurns, ToolSequence
 
 __all__ = [
     "AnyScorer",
+    "BrokenScorerError",
     "CalledTool",
     "Code",
+    "CodeScorerError",
     "Contains",
     "CostLimit",
     "Exact",
@@ -243,7 +252,8 @@ class LatencyLimit(_Scorer):
 
 
 class Code(_Scorer):
-    """A Python function `fn(output, expected, item)` in a file, run in a subprocess with limits."""
+    """A Python function `fn(output, expected, item)` in a file, run in a subprocess with limits; when it
+    breaks, that is the cell's error."""
 
     kind: Literal["code"] = "code"
     path: str
@@ -254,12 +264,9 @@ class Code(_Scorer):
 
     def grade(self, item: DatasetItem, outcome: ItemOutcome) -> tuple[float, str]:
         payload = {"output": outcome.output, "expected": item.expected, "item": item.model_dump(mode="json")}
-        try:
-            return run_code_scorer(
-                self.path, self.function, payload, timeout_s=self.timeout_s, memory_mb=self.memory_mb
-            )
-        except CodeScorerError as error:
-            raise ScorerError(str(error)) from None
+        return run_code_scorer(
+            self.path, self.function, payload, timeout_s=self.timeout_s, memory_mb=self.memory_mb
+        )
 
 
 class Rubric(_Scorer):
