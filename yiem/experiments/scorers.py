@@ -252,8 +252,8 @@ class LatencyLimit(_Scorer):
 
 
 class Code(_Scorer):
-    """A Python function `fn(output, expected, item)` in a file, run in a subprocess with limits; when it
-    breaks, that is the cell's error."""
+    """A Python function `fn(output, expected, item)` in a file (a relative path in a spec file is from
+    the spec's folder), run in a subprocess with limits; when it breaks, that is the cell's error."""
 
     kind: Literal["code"] = "code"
     path: str
