@@ -105,7 +105,7 @@ def run_item(
         outcome.user_usage, outcome.user_cost = run.user_usage, run.user_cost
         outcome.user_turns, outcome.goal_met = run.user_turns, run.goal_met
         outcome.user_replies = run.user_replies
-    _score(outcome, item, scorers)
+    _score(outcome, item, [scorer.for_variant(variant) for scorer in scorers])
     return outcome
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from yiem.errors import YiemError
 from yiem.experiments._dataset import DatasetItem
 from yiem.experiments._outcome import ItemOutcome, Score
+from yiem.experiments._variant import Variant
 
 
 class ScorerError(YiemError):
@@ -49,6 +50,10 @@ class _Scorer(BaseModel):
 
     def grade(self, item: DatasetItem, outcome: ItemOutcome) -> tuple[float, str]:
         raise NotImplementedError
+
+    def for_variant(self, variant: Variant) -> Self:
+        """This scorer as it grades `variant`'s outputs; most grade every variant alike."""
+        return self
 
     def _expected(self, own: str | None, item: DatasetItem) -> str:
         value = own if own is not None else item.expected
