@@ -225,3 +225,18 @@ def test_the_pages_exports_carry_the_reviews_and_it_shows_people_against_the_sco
     alpha = krippendorff.alpha(reliability_data=[people, scorer], level_of_measurement="nominal")
     words = "\n".join(str(m.value) for m in ann.markdown)
     assert f"**People and contains:** α = {alpha:.3f} over 4 cells (2 raters)" in words
+
+
+def test_only_the_owner_asks_reviewers_and_only_people_who_can_see_the_run(db_url: str) -> None:
+    experiment_id = _run(db_url)
+    store = ExperimentStore(create_store_engine(db_url), owner=ANN.id)
+    run_id = store.list_runs(experiment_id)[0].id
+    bob = _page(experiment_id, BOB)
+    assert not [t for t in bob.text_input if t.key == f"review_assign_{run_id}"]  # not his experiment
+    store.share(experiment_id, "private")
+    ann = _page(experiment_id, ANN)
+    ann.text_input(key=f"review_assign_{run_id}").input("bob@example.org").run()
+    ann.button(key="review_assign_go").click().run()
+    assert not ann.exception, ann.exception
+    assert any("is not shared with bob@example.org" in str(e.value) for e in ann.error)
+    assert ReviewStore(create_store_engine(db_url), ANN).assigned(run_id) == []
