@@ -149,6 +149,67 @@ def test_a_budget_that_stops_the_run_exits_1_in_words(
     assert run.status == "budget" and 0 < run.done < 20  # $0.0015 per item: it stops after two
 
 
+GRADER = """
+def score(output, expected, item):
+    if item["id"] == "broken":
+        raise ValueError("no grade for this one")
+    return output.strip() == expected
+"""
+
+
+def test_a_code_scorer_named_in_a_spec_runs_from_the_specs_folder_and_a_break_is_a_cell_error(
+    tmp_path: Path, scripted_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    specs, elsewhere = tmp_path / "specs", tmp_path / "elsewhere"
+    specs.mkdir()
+    elsewhere.mkdir()
+    (specs / "graders.py").write_text(GRADER)
+    # A graders.py in the folder the command runs in, which fails everything: it must not be the one used.
+    (elsewhere / "graders.py").write_text("def score(output, expected, item):\n    return False\n")
+    monkeypatch.chdir(elsewhere)
+    dataset = Dataset.from_records(
+        [{"id": name, "input": "Say yes.", "expected": "yes"} for name in ("right", "wrong", "broken")]
+    )
+    spec = RunSpec.build(
+        dataset,
+        [_scripted_variant(scripted_server)],
+        [scorers.code("graders.py")],
+        name="coded",
+        concurrency=1,
+    )
+    spec_path = specs / "coded.spec.json"
+    spec_path.write_text(spec_file_json(spec))
+    scripted_server.script(*(openai_text_reply(text) for text in ("yes", "no", "yes")))
+    database = f"sqlite:///{tmp_path / 'store.db'}"
+
+    out = _as_json(_run(str(spec_path), "--database", database, "--format", "json"))
+    assert out["exit_code"] == 0 and out["status"] == "finished"
+    [summary] = out["summary"]
+    # The broken cell is an error, not a failed score: the scorer's mean is over the two it graded.
+    assert (summary["items"], summary["passed"], summary["errors"]) == (3, 1, 1)
+    assert summary["mean_scores"] == {"code": 0.5}
+    stored = ExperimentStore(create_store_engine(database)).load_result(out["run_id"])
+    errors = {o.item_id: o.error for o in stored.outcomes}
+    assert errors["right"] is None and errors["wrong"] is None
+    assert "The code scorer graders.py:score failed: ValueError: no grade for this one (line 4)" in str(
+        errors["broken"]
+    )
+    assert [o.score_of("code") is None for o in stored.outcomes] == [False, False, True]
+    # Stored absolute, so the page (and a resumed run) find it from any folder.
+    [scorer] = ExperimentStore(create_store_engine(database)).load_spec(out["run_id"]).scorers
+    assert scorer.model_dump()["path"] == str(specs / "graders.py")
+
+    # The table says it too; a spec whose code scorer's file is not beside it gets words and exit 2.
+    scripted_server.script(*(openai_text_reply(text) for text in ("yes", "no", "yes")))
+    table = _run(str(spec_path), "--database", database)
+    assert table.exit_code == 0 and "1 / 3" in table.stdout, table.output
+    moved = tmp_path / "moved.spec.json"
+    moved.write_text(spec_path.read_text())
+    missing = _run(str(moved), "--database", database)
+    assert missing.exit_code == 2, missing.output
+    assert f"names the file 'graders.py', and there is no {tmp_path / 'graders.py'}" in missing.stderr
+
+
 def test_runs_are_the_users_own_and_a_baseline_not_shared_with_them_is_refused(
     tmp_path: Path, scripted_server: ScriptedServer
 ) -> None:

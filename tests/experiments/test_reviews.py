@@ -1,5 +1,6 @@
 """Human review of a stored run (SQLite and PostgreSQL): per-person reviews, the queue with blind names,
-hidden comments until everyone is done or the owner opens them, and the owner-only assignment."""
+hidden comments until everyone is done or the owner opens them, and the assignment: the experiment's
+owner's alone, of people who can see the run."""
 
 from __future__ import annotations
 
@@ -16,12 +17,15 @@ from yiem.experiments import (
     Dataset,
     ExperimentNotFoundError,
     ExperimentStore,
+    ReviewerCannotSeeError,
     ReviewError,
     ReviewPermissionError,
     ReviewStore,
+    RunSpec,
     Variant,
     blind_names,
     run_experiment,
+    run_spec,
     scorers,
     with_corrections,
 )
@@ -121,7 +125,7 @@ def test_each_person_walks_the_queue_and_sees_others_words_only_when_all_are_don
 def test_the_owner_alone_assigns_and_opens_comments_early(run: Any) -> None:
     engine, run_id, outcomes = run
     ann, bob = ReviewStore(engine, ANN), ReviewStore(engine, BOB)
-    with pytest.raises(ReviewPermissionError, match="Only the person who ran"):
+    with pytest.raises(ReviewPermissionError, match=f"Only {ANN.id}, who owns the experiment 'quiz'"):
         bob.assign(run_id, [BOB])
     with pytest.raises(ReviewPermissionError):
         bob.reveal(run_id)
@@ -129,6 +133,56 @@ def test_the_owner_alone_assigns_and_opens_comments_early(run: Any) -> None:
     assert [r.comment for r in ann.reviews(run_id, outcomes)] == [""]
     ann.reveal(run_id)
     assert [r.comment for r in ann.reviews(run_id, outcomes)] == ["bob's note"]
+
+
+def test_the_experiments_owner_assigns_not_whoever_ran_it_nor_anyone_before_results(run: Any) -> None:
+    engine, first_run, _outcomes = run
+    ann_store, bob_store = ExperimentStore(engine, owner=ANN.id), ExperimentStore(engine, owner=BOB.id)
+    experiment_id = ann_store.list_experiments()[0].id
+    ann_store.share(experiment_id, "edit")
+    ann, bob = ReviewStore(engine, ANN), ReviewStore(engine, BOB)
+    # Bob runs Ann's experiment (shared to edit): the transcripts are his, the experiment is still hers.
+    spec = RunSpec.build(
+        Dataset.from_records([{"id": "q0", "input": "say 0", "expected": "0"}]),
+        [Variant(name="small", llm=ScriptedLlm([reply("0")]), model=MODEL)],
+        [scorers.contains()],
+        name="quiz",
+    )
+    bobs_run = bob_store.create_run(spec, experiment_id)
+    run_spec(spec, bob_store.recorder(bobs_run))
+    # A run with no results yet (started, nothing finished) has an owner too.
+    empty = RunSpec.build(spec.dataset, spec.variants, spec.scorers, name="quiz")
+    empty_run = bob_store.create_run(empty, experiment_id)
+    for run_id in (bobs_run, empty_run, first_run):
+        assert (ann.may_manage(run_id), bob.may_manage(run_id)) == (True, False)
+        with pytest.raises(ReviewPermissionError, match=f"Only {ANN.id}, who owns the experiment 'quiz'"):
+            bob.assign(run_id, [BOB])
+        with pytest.raises(ReviewPermissionError, match="open everyone's comments early"):
+            bob.reveal(run_id)
+        ann.assign(run_id, [BOB])
+        ann.reveal(run_id)
+        assert [person.id for person in bob.assigned(run_id)] == [BOB.id]
+
+
+def test_only_people_who_can_see_the_run_are_asked_to_review_it(run: Any) -> None:
+    engine, run_id, _outcomes = run
+    ann_store = ExperimentStore(engine, owner=ANN.id)
+    experiment_id = ann_store.list_experiments()[0].id
+    ann = ReviewStore(engine, ANN)
+    ann.assign(run_id, [ANN])
+    ann_store.share(experiment_id, "private")
+    cara = Owner(id="cara@example.org", label="cara@example.org")
+    with pytest.raises(ReviewerCannotSeeError) as refused:
+        ann.assign(run_id, [ANN, BOB, cara])
+    assert str(refused.value) == (
+        "The experiment 'quiz' is not shared with Bob, cara@example.org, so they cannot see this run to "
+        "review it; nobody was asked. Share it with the team (to read is enough), then ask again."
+    )
+    assert [person.id for person in ann.assigned(run_id)] == [ANN.id]  # the earlier list stands
+    ann.assign(run_id, [ANN])  # the owner sees her own private experiment
+    ann_store.share(experiment_id, "read")
+    ann.assign(run_id, [ANN, BOB, cara])
+    assert [person.id for person in ann.assigned(run_id)] == [ANN.id, BOB.id, cara.id]
 
 
 def test_bad_reviews_get_words(run: Any) -> None:

@@ -1,6 +1,7 @@
 """Structured output: a variant asks for JSON matching a schema; the embedded model (OpenAI-compatible
-`response_format`) answers in it and the JSON Schema scorer passes; Anthropic's API says plainly it
-cannot; a schema that is not one is refused in words."""
+`response_format`) answers in it and the JSON Schema scorer passes; a JSON Schema scorer with no schema
+of its own checks each variant's; Anthropic's API says plainly it cannot; a schema that is not one is
+refused in words."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import json
 import pytest
 
 from tests.experiments.models import smol_variant
-from yiem.experiments import Dataset, Variant, run_experiment, scorers
+from yiem import ScriptedLlm
+from yiem.experiments import Dataset, ExperimentError, Variant, run_experiment, scorers
 from yiem.providers.anthropic import AnthropicClient
 from yiem.providers.local_llm import LocalLlmServer
 
@@ -20,6 +22,7 @@ CITY = {
     "additionalProperties": False,
 }
 DATA = Dataset.from_records([{"id": "q", "input": "Which city is the capital of France? Answer in JSON."}])
+COUNTRY = {"type": "object", "properties": {"country": {"type": "string"}}, "required": ["country"]}
 
 
 @pytest.mark.llama
@@ -45,3 +48,29 @@ def test_anthropics_api_says_plainly_it_cannot(llama_server: LocalLlmServer) -> 
 def test_a_response_schema_that_is_not_one_is_refused_in_words() -> None:
     with pytest.raises(ValueError, match="the response schema cannot be used: it is not valid JSON Schema"):
         Variant(name="bad", response_schema={"type": "nope"})
+
+
+def test_a_json_schema_scorer_without_its_own_schema_checks_each_variants() -> None:
+    # Both answer {"city": ...}: right for the variant that asked for CITY, wrong for the one that
+    # asked for COUNTRY. Typed once, on the variant, not again on the scorer.
+    answer = '{"city": "Paris"}'
+    city = Variant(name="city", llm=ScriptedLlm([answer, answer]), response_schema=CITY)
+    country = Variant(name="country", llm=ScriptedLlm([answer, answer]), response_schema=COUNTRY)
+    result = run_experiment(DATA, [city, country], [scorers.json_schema()])
+    by_variant = {o.variant: o.scores[0] for o in result.outcomes}
+    assert by_variant["city"].passed and by_variant["city"].reason == "matches the schema"
+    assert not by_variant["country"].passed
+    assert "'country' is a required property" in by_variant["country"].reason
+    # A schema of the scorer's own is used for every variant instead.
+    again = [
+        Variant(name=v.name, llm=ScriptedLlm([answer]), response_schema=v.response_schema)
+        for v in (city, country)
+    ]
+    own = run_experiment(DATA, again, [scorers.json_schema(COUNTRY)])
+    assert [o.scores[0].passed for o in own.outcomes] == [False, False]
+
+
+def test_a_json_schema_scorer_with_no_schema_anywhere_is_refused_in_words() -> None:
+    plain = Variant(name="plain", llm=ScriptedLlm(["{}"]))
+    with pytest.raises(ExperimentError, match="'plain' asks for none: give the scorer a JSON Schema"):
+        run_experiment(DATA, [plain], [scorers.json_schema()])

@@ -246,6 +246,22 @@ def test_the_rubric_judge_may_be_a_model_no_variant_uses(db_url: str) -> None:
     assert again.session_state["exp_draft"].scorers[0].judge.variant.provider == "openai"
 
 
+def test_a_json_schema_scorer_left_empty_checks_each_variants_response_schema(db_url: str) -> None:
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.run()
+    at.button(key="exp_w_add_scorer").click().run()
+    _widget(at.selectbox, "Kind").set_value("json_schema").run()
+    field = _widget(at.text_area, "JSON Schema (empty: each variant's response schema)")
+    # Not typed again: empty means the schema each variant already asks the model for.
+    assert field.value == ""
+    assert at.session_state["exp_draft"].scorers[0].json_schema is None
+    field.set_value('{"type": "object", "required": ["city"]}').run()
+    assert at.session_state["exp_draft"].scorers[0].json_schema == {"type": "object", "required": ["city"]}
+    _widget(at.text_area, "JSON Schema (empty: each variant's response schema)").set_value("").run()
+    assert not at.exception, at.exception
+    assert at.session_state["exp_draft"].scorers[0].json_schema is None
+
+
 def _png(colour: tuple[int, int, int]) -> bytes:
     buffer = io.BytesIO()
     Image.new("RGB", (2, 2), colour).save(buffer, format="PNG")

@@ -1,9 +1,15 @@
 """The Experiments page's human judgment under AppTest: two people walk the review queue with blind
-names, and the page's people pass rate, Krippendorff's alpha and disagreements equal what they clicked."""
+names, and the page's people pass rate, Krippendorff's alpha and disagreements equal what they clicked;
+the page's CSV and JSON exports carry each cell's reviews."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import krippendorff
 from streamlit.testing.v1 import AppTest
@@ -168,3 +174,69 @@ def test_a_matrix_cell_is_reviewed_from_its_transcript(db_url: str) -> None:
     # Opened again, the transcript shows the person's own review.
     at.button(key=f"exp_open_{run_id}_q1_bad").click().run()
     assert any(str(c.value) == "👎 bad: x is not 1" for c in at.caption)
+
+
+def test_the_pages_exports_carry_the_reviews_and_it_shows_people_against_the_scorer(
+    db_url: str, downloads: Callable[[Any], str]
+) -> None:
+    experiment_id = _run(db_url)
+    engine = create_store_engine(db_url)
+    run_id = ExperimentStore(engine, owner=ANN.id).list_runs(experiment_id)[0].id
+    # The answers: good q0 "0", good q1 "1", bad q0 "0", bad q1 "x"; contains passes all but bad q1.
+    # Ann thinks good's "1" is not good enough; Bob agrees with the scorer everywhere.
+    ann_says = {("q0", "good"): True, ("q1", "good"): False, ("q0", "bad"): True, ("q1", "bad"): False}
+    bob_says = {("q0", "good"): True, ("q1", "good"): True, ("q0", "bad"): True, ("q1", "bad"): False}
+    for person, says in ((ANN, ann_says), (BOB, bob_says)):
+        store = ReviewStore(engine, person)
+        for (item, variant), good in says.items():
+            store.save(run_id, (item, variant, 0), passed=good, rating=4 if good else 2, comment=person.label)
+    ann = _page(experiment_id, ANN)
+
+    buttons = {button.key: button for button in ann.get("download_button")}
+    rows = {
+        (row["item_id"], row["variant"]): row
+        for row in csv.DictReader(io.StringIO(downloads(buttons[f"exp_csv_{run_id}"])))
+    }
+    assert {cell: (row["reviews.up"], row["reviews.down"]) for cell, row in rows.items()} == {
+        ("q0", "good"): ("2", "0"),
+        ("q1", "good"): ("1", "1"),
+        ("q0", "bad"): ("2", "0"),
+        ("q1", "bad"): ("0", "2"),
+    }
+    # Both are done, so each reviewer's words are in Ann's export, with whose they are.
+    cell = json.loads(rows[("q1", "good")]["reviews"])
+    assert sorted((r["reviewer"], r["thumbs"], r["score"], r["comment"], r["hidden"]) for r in cell) == [
+        ("Ann", "down", 2, "Ann", False),
+        ("Bob", "up", 4, "Bob", False),
+    ]
+    exported = json.loads(downloads(buttons[f"exp_json_{run_id}"]))
+    by_cell = {(o["item_id"], o["variant"]): o["reviews"] for o in exported["outcomes"]}
+    assert {c: sorted(r["thumbs"] for r in reviews) for c, reviews in by_cell.items()} == {
+        ("q0", "good"): ["up", "up"],
+        ("q1", "good"): ["down", "up"],
+        ("q0", "bad"): ["up", "up"],
+        ("q1", "bad"): ["down", "down"],
+    }
+
+    # People (the majority, a tie fails) against the contains scorer, in the run's cell order.
+    order = [("q0", "good"), ("q1", "good"), ("q0", "bad"), ("q1", "bad")]
+    people = [int(ann_says[c] and bob_says[c]) for c in order]
+    scorer = [1, 1, 1, 0]
+    alpha = krippendorff.alpha(reliability_data=[people, scorer], level_of_measurement="nominal")
+    words = "\n".join(str(m.value) for m in ann.markdown)
+    assert f"**People and contains:** α = {alpha:.3f} over 4 cells (2 raters)" in words
+
+
+def test_only_the_owner_asks_reviewers_and_only_people_who_can_see_the_run(db_url: str) -> None:
+    experiment_id = _run(db_url)
+    store = ExperimentStore(create_store_engine(db_url), owner=ANN.id)
+    run_id = store.list_runs(experiment_id)[0].id
+    bob = _page(experiment_id, BOB)
+    assert not [t for t in bob.text_input if t.key == f"review_assign_{run_id}"]  # not his experiment
+    store.share(experiment_id, "private")
+    ann = _page(experiment_id, ANN)
+    ann.text_input(key=f"review_assign_{run_id}").input("bob@example.org").run()
+    ann.button(key="review_assign_go").click().run()
+    assert not ann.exception, ann.exception
+    assert any("is not shared with bob@example.org" in str(e.value) for e in ann.error)
+    assert ReviewStore(create_store_engine(db_url), ANN).assigned(run_id) == []

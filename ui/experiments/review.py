@@ -21,6 +21,7 @@ from yiem.experiments import (
     ItemOutcome,
     OutcomeKey,
     Review,
+    ReviewError,
     ReviewStore,
     disagreements,
     judge_agreement,
@@ -111,12 +112,13 @@ def _keeper(run_id: str, key: OutcomeKey) -> Callable[[Verdict], None]:
 
 
 def draw_assignment(result: ExperimentResult) -> None:
-    """The run's owner names the people asked to review it, and may open everyone's comments early."""
+    """The experiment's owner names the people asked to review the run, and may open everyone's comments
+    early."""
     store = review_store()
     asked = store.assigned(result.run_id)
     if asked:
         st.caption("Asked to review: " + ", ".join(person.label or person.id for person in asked))
-    if store.run_owner(result.run_id) not in (None, store.person.id) and not store.person.is_admin:
+    if not store.may_manage(result.run_id):
         return
     typed = st.text_input(
         "Ask people to review (their sign-in emails, separated by commas)",
@@ -128,8 +130,12 @@ def draw_assignment(result: ExperimentResult) -> None:
         if not people:
             st.error("Type at least one email to ask someone to review.")
         else:
-            store.assign(result.run_id, people)
-            st.rerun()
+            try:
+                store.assign(result.run_id, people)
+            except ReviewError as error:  # someone the experiment is not shared with
+                st.error(str(error))
+            else:
+                st.rerun()
     if right.button("Open everyone's comments now", key="review_reveal", icon=":material/visibility:"):
         store.reveal(result.run_id)
         st.rerun()
@@ -197,7 +203,7 @@ def draw_judgment(result: ExperimentResult) -> None:
             )
     if any(review.hidden for review in reviews):
         st.caption(
-            "Others' comments stay hidden until every reviewer is done, or the run's owner opens them."
+            "Others' comments stay hidden until every reviewer is done, or the experiment's owner opens them."
         )
     st.table(pd.DataFrame([_review_row(review) for review in reviews]).set_index("item"))
     _draw_corrections(result)

@@ -146,10 +146,13 @@ def _scorer_fields(kind: str, k: str, old: dict[str, Any], variant_names: list[s
             )
         }
     if kind == "json_schema":
+        own = old.get("schema")
         raw = st.text_area(
-            "JSON Schema",
-            key=init_widget(k + "schema", json.dumps(old.get("schema", {"type": "object"}), indent=2)),
+            "JSON Schema (empty: each variant's response schema)",
+            key=init_widget(k + "schema", json.dumps(own, indent=2) if own is not None else ""),
         )
+        if not raw.strip():
+            return {"schema": None}
         try:
             return {"schema": json.loads(raw)}
         except json.JSONDecodeError as error:

@@ -54,6 +54,7 @@ from yiem.experiments._results import (
 from yiem.experiments._review_model import Review
 from yiem.experiments._reviews import (
     QueueCell,
+    ReviewerCannotSeeError,
     ReviewPermissionError,
     ReviewStore,
     blind_names,
@@ -142,6 +143,7 @@ __all__ = [
     "ReviewError",
     "ReviewPermissionError",
     "ReviewStore",
+    "ReviewerCannotSeeError",
     "RunCost",
     "RunOptions",
     "RunRecord",

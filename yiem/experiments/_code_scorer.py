@@ -1,7 +1,7 @@
 """Code scorers: a person's Python function, run in a subprocess with a time and memory limit.
 
-Never in the app's process: a scorer that hangs, eats memory, exits or raises costs one cell's
-score, said in words, and nothing else.
+Never in the app's process: a scorer that hangs, eats memory, exits or raises is that one cell's
+error, said in words, and nothing else.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from yiem.errors import YiemError
+from yiem.experiments._scorer_base import BrokenScorerError
 
 # Runs in the child: limits first, then the person's file, then one call; the last stdout line is
 # the answer. The function's own prints go to stderr so they cannot be taken for the answer.
@@ -44,7 +44,7 @@ answer.write("\n" + line + "\n")
 """
 
 
-class CodeScorerError(YiemError):
+class CodeScorerError(BrokenScorerError):
     """A code scorer gave no score: no file, it hung, ran out of memory, raised or returned junk."""
 
 

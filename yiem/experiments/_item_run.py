@@ -9,6 +9,7 @@ from typing import Any
 from yiem.events import AgentEndEvent
 from yiem.experiments._dataset import DatasetItem
 from yiem.experiments._outcome import ItemOutcome, Score, summarize_messages
+from yiem.experiments._scorer_base import BrokenScorerError
 from yiem.experiments._simulated_user import SimulatedRun, UserModel, simulate
 from yiem.experiments._variant import Variant
 from yiem.experiments.scorers import AnyScorer
@@ -104,14 +105,22 @@ def run_item(
         outcome.user_usage, outcome.user_cost = run.user_usage, run.user_cost
         outcome.user_turns, outcome.goal_met = run.user_turns, run.goal_met
         outcome.user_replies = run.user_replies
-    outcome.scores = [_score(scorer, item, outcome) for scorer in scorers]
+    _score(outcome, item, [scorer.for_variant(variant) for scorer in scorers])
     return outcome
 
 
-def _score(scorer: AnyScorer, item: DatasetItem, outcome: ItemOutcome) -> Score:
-    try:
-        return scorer.score(item, outcome)
-    except Exception as error:  # one broken scorer must not lose the item's run
-        return Score(
-            scorer=scorer.name, score=0.0, passed=False, reason=f"the scorer failed: {error or type(error)}"
-        )
+def _score(outcome: ItemOutcome, item: DatasetItem, scorers: Sequence[AnyScorer]) -> None:
+    """Give the outcome each scorer's score. A scorer that breaks gives none: its words become the
+    cell's error, so the cell counts as an error (as a failed model call does), never as a verdict."""
+    scores: list[Score] = []
+    broken: list[str] = []
+    for scorer in scorers:
+        try:
+            scores.append(scorer.score(item, outcome))
+        except BrokenScorerError as error:
+            broken.append(str(error))
+        except Exception as error:  # one broken scorer must not lose the item's run
+            broken.append(f"The scorer {scorer.name} failed: {error or type(error).__name__}.")
+    outcome.scores = scores
+    if broken:
+        outcome.error = "\n".join([outcome.error, *broken] if outcome.error else broken)

@@ -1,7 +1,7 @@
 """Human review of a run's cells: each person's thumbs, 1-5 rating, comment and correction, and the queue.
 
 A person sees others' comments and corrections only once every assigned reviewer has reviewed every
-cell, or the run's owner has opened them; their own are always theirs to see.
+cell, or the experiment's owner has opened them; their own are always theirs to see.
 """
 
 from __future__ import annotations
@@ -15,19 +15,19 @@ from sqlalchemy import delete, insert, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.sql import ColumnElement
 
+from yiem.experiments._access import Access
 from yiem.experiments._dataset import Dataset
 from yiem.experiments._outcome import ItemOutcome, OutcomeKey
 from yiem.experiments._review_model import Review
-from yiem.experiments._storage import ExperimentStore
+from yiem.experiments._storage import ExperimentRecord, ExperimentStore
 from yiem.identity import LOCAL_OWNER, Owner
 from yiem.store import (
     ReviewError,
     StoreError,
     check_rating,
-    conversations,
     experiment_outcomes,
     experiment_reviews,
-    experiment_runs,
+    experiments,
     review_assignments,
     review_reveals,
 )
@@ -35,7 +35,11 @@ from yiem.types import replace_lone_surrogates
 
 
 class ReviewPermissionError(StoreError):
-    """Only the run's owner may assign reviewers or open everyone's comments early."""
+    """Only the experiment's owner (or an admin) may assign reviewers or open everyone's comments early."""
+
+
+class ReviewerCannotSeeError(ReviewError):
+    """Someone asked to review a run whose experiment is not shared with them; nobody was asked."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,10 @@ class ReviewStore:
 
     def _seen(self, run_id: str) -> None:
         self._experiments.get_run(run_id)  # ExperimentNotFoundError when it is not shared with them
+
+    def _experiment(self, run_id: str) -> ExperimentRecord:
+        """The experiment the run belongs to (ExperimentNotFoundError when it is not shared with them)."""
+        return self._experiments.get_experiment(self._experiments.get_run(run_id).experiment_id)
 
     # writing
 
@@ -137,9 +145,18 @@ class ReviewStore:
         return review
 
     def assign(self, run_id: str, reviewers: Sequence[Owner]) -> None:
-        """Ask these people to review the run (its owner only); replaces the earlier list."""
-        self._seen(run_id)
-        self._owner_only(run_id, "assign reviewers")
+        """Ask these people to review the run (the experiment's owner only); replaces the earlier list.
+
+        Everyone asked must be able to see the run: someone it is not shared with would be counted as
+        a reviewer who never finishes, keeping everyone's comments hidden for good."""
+        record = self._owner_only(run_id, "ask people to review its runs")
+        blind = [person for person in reviewers if not self._sees(person, record.id)]
+        if blind:
+            who = ", ".join(person.label or person.id for person in blind)
+            raise ReviewerCannotSeeError(
+                f"The experiment {record.name!r} is not shared with {who}, so they cannot see this run to "
+                "review it; nobody was asked. Share it with the team (to read is enough), then ask again."
+            )
         now = _now_ms()
         with self.engine.begin() as conn:
             conn.execute(delete(review_assignments).where(review_assignments.c.run_id == run_id))
@@ -155,9 +172,8 @@ class ReviewStore:
                 )
 
     def reveal(self, run_id: str) -> None:
-        """Open every reviewer's comments now (the run's owner only)."""
-        self._seen(run_id)
-        self._owner_only(run_id, "open everyone's comments")
+        """Open every reviewer's comments now (the experiment's owner only)."""
+        self._owner_only(run_id, "open everyone's comments early")
         with self.engine.begin() as conn:
             if conn.execute(select(review_reveals.c.run_id).where(review_reveals.c.run_id == run_id)).first():
                 return
@@ -167,21 +183,9 @@ class ReviewStore:
 
     # reading
 
-    def run_owner(self, run_id: str) -> str | None:
-        """Who ran it: the owner of its transcripts (None for a run with no result yet)."""
-        with self.engine.connect() as conn:
-            if (
-                conn.execute(select(experiment_runs.c.id).where(experiment_runs.c.id == run_id)).first()
-                is None
-            ):
-                raise ReviewError("This run no longer exists; it may have been deleted.")
-            found = conn.execute(
-                select(conversations.c.owner)
-                .join(experiment_outcomes, experiment_outcomes.c.conversation_id == conversations.c.id)
-                .where(experiment_outcomes.c.run_id == run_id)
-                .limit(1)
-            ).scalar()
-        return None if found is None else str(found)
+    def may_manage(self, run_id: str) -> bool:
+        """Whether this person may ask reviewers and open comments: the experiment's owner, or an admin."""
+        return self._experiments.may_manage(self._experiment(run_id))
 
     def assigned(self, run_id: str) -> list[Owner]:
         """The people asked to review the run, in the order asked."""
@@ -282,10 +286,24 @@ class ReviewStore:
             by_person.setdefault(review.reviewer, set()).add(review.key)
         return bool(cells) and all(cells <= by_person.get(person, set()) for person in people)
 
-    def _owner_only(self, run_id: str, action: str) -> None:
-        owner = self.run_owner(run_id)
-        if owner is not None and owner != self.person.id and not self.person.is_admin:
-            raise ReviewPermissionError(f"Only the person who ran this experiment may {action}.")
+    def _owner_only(self, run_id: str, action: str) -> ExperimentRecord:
+        # The experiment's owner, not whoever ran it: with editing shared, a teammate's run is still in
+        # the owner's experiment; and who ran it is not known from its transcripts until one is stored.
+        record = self._experiment(run_id)
+        if not self._experiments.may_manage(record):
+            raise ReviewPermissionError(
+                f"Only {record.owner}, who owns the experiment {record.name!r}, or an admin may {action}; "
+                "nothing was changed."
+            )
+        return record
+
+    def _sees(self, person: Owner, experiment_id: str) -> bool:
+        # The experiments' one visibility rule, asked for the person being assigned.
+        with self.engine.connect() as conn:
+            found = conn.execute(
+                select(experiments.c.id).where(experiments.c.id == experiment_id, Access(person.id).visible())
+            ).first()
+        return found is not None
 
     def _mine(self, run_id: str, key: OutcomeKey) -> ColumnElement[bool]:
         item_id, variant, repeat = key

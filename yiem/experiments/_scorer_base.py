@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from yiem.errors import YiemError
 from yiem.experiments._dataset import DatasetItem
 from yiem.experiments._outcome import ItemOutcome, Score
+from yiem.experiments._variant import Variant
 
 
 class ScorerError(YiemError):
@@ -17,6 +18,12 @@ class ScorerError(YiemError):
 
 class ScorerSpecError(ScorerError, ValueError):
     """A scorer's pattern or schema that does not compile; a ValueError so pydantic reports it in place."""
+
+
+class BrokenScorerError(YiemError):
+    """A scorer that ran and gave no score (a code scorer that hung, raised, ran out of memory or
+    returned junk). The run makes it the cell's error, in these words, and not a failed score: the
+    output was never judged, so it must not count in that scorer's pass rate."""
 
 
 class _Scorer(BaseModel):
@@ -32,7 +39,8 @@ class _Scorer(BaseModel):
         return self
 
     def score(self, item: DatasetItem, outcome: ItemOutcome) -> Score:
-        """Grade one outcome; a scorer that cannot grade fails with the reason why."""
+        """Grade one outcome; a scorer that cannot grade fails with the reason why (one that broke
+        while grading raises `BrokenScorerError`)."""
         try:
             value, reason = self.grade(item, outcome)
         except ScorerError as error:
@@ -42,6 +50,10 @@ class _Scorer(BaseModel):
 
     def grade(self, item: DatasetItem, outcome: ItemOutcome) -> tuple[float, str]:
         raise NotImplementedError
+
+    def for_variant(self, variant: Variant) -> Self:
+        """This scorer as it grades `variant`'s outputs; most grade every variant alike."""
+        return self
 
     def _expected(self, own: str | None, item: DatasetItem) -> str:
         value = own if own is not None else item.expected

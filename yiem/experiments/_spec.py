@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from yiem.errors import YiemError
 from yiem.experiments._dataset import Dataset, DatasetItem
 from yiem.experiments._variant import Variant
-from yiem.experiments.scorers import AnyScorer
+from yiem.experiments.scorers import AnyScorer, JsonSchema
 
 DEFAULT_CONCURRENCY = 4
 RAY_ADDRESS_ENV = "YIEM_RAY_ADDRESS"
@@ -101,3 +101,12 @@ def check_spec(spec: RunSpec) -> None:
     scorer_names = [scorer.name for scorer in spec.scorers]
     if len(set(scorer_names)) != len(scorer_names):
         raise ExperimentError("Two scorers have the same name; name them apart (name=...).")
+    for scorer in spec.scorers:
+        if isinstance(scorer, JsonSchema) and scorer.json_schema is None:
+            bare = [variant.name for variant in spec.variants if variant.response_schema is None]
+            if bare:
+                raise ExperimentError(
+                    f"The scorer {scorer.name!r} checks each variant's response schema, and "
+                    f"{', '.join(repr(name) for name in bare)} asks for none: give the scorer a JSON "
+                    "Schema of its own, or each variant a response schema."
+                )

@@ -13,6 +13,7 @@ from pydantic_core import PydanticOmit, core_schema
 
 from yiem.experiments._draft import ExperimentDraft
 from yiem.experiments._spec import DEFAULT_CONCURRENCY, ExperimentError, RunFields, RunSpec
+from yiem.experiments.scorers import AnyScorer, Code
 from yiem.json_file import problems, read_json_file, refuse_newer
 
 # The file's format; a file whose format is newer than this was written by a newer yiem.
@@ -55,6 +56,17 @@ class SpecFile(RunFields):
             user_model=self.user_model,
         )
 
+    def code_from(self, folder: Path) -> SpecFile:
+        """The spec with each code scorer's relative file taken from `folder` (made absolute), so
+        the run, its stored spec and the page's draft find it wherever they run from."""
+        scorers = [
+            scorer.model_copy(update={"path": str((folder / scorer.path).absolute())})
+            if isinstance(scorer, Code) and not Path(scorer.path).is_absolute()
+            else scorer
+            for scorer in self.scorers
+        ]
+        return self.model_copy(update={"scorers": scorers})
+
     def draft_data(self) -> dict[str, Any]:
         """The page's draft of this spec, for an experiment the run creates (the page opens it)."""
         draft = ExperimentDraft(
@@ -88,8 +100,18 @@ def parse_spec_file(data: Any, source: str = "the spec file") -> SpecFile:
 
 
 def load_spec_file(path: str | Path) -> SpecFile:
-    """Read a spec file exported from the Experiments page."""
-    return parse_spec_file(read_json_file(path, "spec", SpecFileError), str(path))
+    """Read a spec file exported from the Experiments page. A code scorer's relative file is taken from
+    the spec file's folder (the two travel together), not from whatever folder the command runs in."""
+    written = parse_spec_file(read_json_file(path, "spec", SpecFileError), str(path))
+    spec = written.code_from(Path(path).parent)
+    for before, after in zip(written.scorers, spec.scorers, strict=True):
+        # Said once here, not once per cell of the run.
+        if isinstance(before, Code) and isinstance(after, Code) and not Path(after.path).is_file():
+            raise SpecFileError(
+                f"{path}: the code scorer {after.name!r} names the file {before.path!r}, and there is no "
+                f"{after.path} (a relative path is taken from the spec file's folder)."
+            )
+    return spec
 
 
 class _FileFields(GenerateJsonSchema):
@@ -101,5 +123,5 @@ class _FileFields(GenerateJsonSchema):
 
 
 def spec_schema() -> dict[str, Any]:
-    """The published JSON Schema of the spec file (docs/schemas/experiment-spec.schema.json)."""
+    """The published JSON Schema of the spec file (docs/experiment-spec.schema.json)."""
     return SpecFile.model_json_schema(schema_generator=_FileFields)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 import jsonschema
 import re2
@@ -23,13 +23,23 @@ from yiem.experiments._code_scorer import CodeScorerError, run_code_scorer
 from yiem.experiments._dataset import DatasetItem
 from yiem.experiments._outcome import ItemOutcome, Score
 from yiem.experiments._rubric import Judge, RubricVerdict
-from yiem.experiments._scorer_base import ScorerError, ScorerSpecError, _matches, _Scorer, _short
+from yiem.experiments._scorer_base import (
+    BrokenScorerError,
+    ScorerError,
+    ScorerSpecError,
+    _matches,
+    _Scorer,
+    _short,
+)
 from yiem.experiments._trajectory import ExpectedCall, ForbiddenTools, MaxTurns, ToolSequence
+from yiem.experiments._variant import Variant
 
 __all__ = [
     "AnyScorer",
+    "BrokenScorerError",
     "CalledTool",
     "Code",
+    "CodeScorerError",
     "Contains",
     "CostLimit",
     "Exact",
@@ -140,16 +150,19 @@ class ValidJson(_Scorer):
 
 
 class JsonSchema(_Scorer):
-    """1 when the output is JSON that the schema (any draft `jsonschema` knows) accepts."""
+    """1 when the output is JSON that the schema (any draft `jsonschema` knows) accepts; with no schema
+    of its own, each variant's response schema (what that variant asked the model for)."""
 
     kind: Literal["json_schema"] = "json_schema"
-    json_schema: dict[str, Any] = Field(alias="schema")
+    json_schema: dict[str, Any] | None = Field(default=None, alias="schema")
     _validator: Any = PrivateAttr(default=None)
 
     model_config = ConfigDict(populate_by_name=True, arbitrary_types_allowed=True)
 
     @model_validator(mode="after")
     def _check_schema(self) -> JsonSchema:
+        if self.json_schema is None:
+            return self
         cls = jsonschema.validators.validator_for(self.json_schema)
         try:
             cls.check_schema(self.json_schema)
@@ -158,7 +171,17 @@ class JsonSchema(_Scorer):
         self._validator = cls(self.json_schema)
         return self
 
+    def for_variant(self, variant: Variant) -> Self:
+        if self.json_schema is not None or variant.response_schema is None:
+            return self
+        return type(self)(name=self.name, threshold=self.threshold, schema=variant.response_schema)
+
     def grade(self, item: DatasetItem, outcome: ItemOutcome) -> tuple[float, str]:
+        if self._validator is None:
+            raise ScorerError(
+                f"{self.name}: no JSON Schema to check against: give the scorer one, or the variant a "
+                "response schema"
+            )
         value = _parse_json(outcome.output)
         error = jsonschema.exceptions.best_match(self._validator.iter_errors(value))
         if error is None:
@@ -243,7 +266,8 @@ class LatencyLimit(_Scorer):
 
 
 class Code(_Scorer):
-    """A Python function `fn(output, expected, item)` in a file, run in a subprocess with limits."""
+    """A Python function `fn(output, expected, item)` in a file (a relative path in a spec file is from
+    the spec's folder), run in a subprocess with limits; when it breaks, that is the cell's error."""
 
     kind: Literal["code"] = "code"
     path: str
@@ -254,12 +278,9 @@ class Code(_Scorer):
 
     def grade(self, item: DatasetItem, outcome: ItemOutcome) -> tuple[float, str]:
         payload = {"output": outcome.output, "expected": item.expected, "item": item.model_dump(mode="json")}
-        try:
-            return run_code_scorer(
-                self.path, self.function, payload, timeout_s=self.timeout_s, memory_mb=self.memory_mb
-            )
-        except CodeScorerError as error:
-            raise ScorerError(str(error)) from None
+        return run_code_scorer(
+            self.path, self.function, payload, timeout_s=self.timeout_s, memory_mb=self.memory_mb
+        )
 
 
 class Rubric(_Scorer):
@@ -338,8 +359,8 @@ def valid_json(*, name: str = "") -> ValidJson:
     return result
 
 
-def json_schema(schema: dict[str, Any], *, name: str = "") -> JsonSchema:
-    """Output is JSON accepted by `schema`."""
+def json_schema(schema: dict[str, Any] | None = None, *, name: str = "") -> JsonSchema:
+    """Output is JSON accepted by `schema` (default: each variant's response schema)."""
     result: JsonSchema = _build(JsonSchema, schema=schema, name=name)
     return result
 

@@ -44,7 +44,7 @@ experiment_reviews = Table(
     Index("ix_experiment_reviews_reviewer", "reviewer", "run_id"),
 )
 
-# The people the run's owner asked to review it; `revealed` opens everyone's comments early.
+# The people the experiment's owner asked to review a run; `revealed` opens everyone's comments early.
 review_assignments = Table(
     "review_assignments",
     metadata,
