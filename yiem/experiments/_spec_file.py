@@ -111,5 +111,5 @@ class _FileFields(GenerateJsonSchema):
 
 
 def spec_schema() -> dict[str, Any]:
-    """The published JSON Schema of the spec file (docs/schemas/experiment-spec.schema.json)."""
+    """The published JSON Schema of the spec file (docs/experiment-spec.schema.json)."""
     return SpecFile.model_json_schema(schema_generator=_FileFields)
