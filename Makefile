@@ -59,6 +59,7 @@ bench: setup-test
 	$(PY) bench/loop.py
 	$(PY) bench/providers.py --requests 200 --chunks 100
 	$(PY) bench/mcp.py --calls 500 --connects 5
+	$(PY) bench/checks.py --calls 1000 --rounds 5
 	$(PY) bench/chat_stop.py
 	$(PY) bench/chat_page.py
 	$(PY) bench/dashboard.py --sizes 10000 100000 1000000 --repeat 3

@@ -4,7 +4,8 @@ A collection of 1,000 saved calls to mcp-server-time (`get_current_time` and `co
 with three assertions: not an error, matches the tool's output schema, a JSONPath exists) runs
 through `run_collection`, connect and close included; the SDK client opens a session to the same
 server and makes the same 1,000 calls in a loop, checking only `is_error`. Rounds alternate;
-reports the median of each and their ratio (the goal: the runner at most 1.2x the SDK loop).
+reports each round's pair, the median of each and their ratio (the goal: the runner at most 1.2x the
+SDK loop), and the median and range of the per-round ratios.
 
     .venv/bin/python bench/checks.py [--calls 1000] [--rounds 5] [--profile]
 """
@@ -97,14 +98,21 @@ def main() -> None:
     sdk_s: list[float] = []
     run_yiem(collection(20, command))  # warm both: imports, the server's first start
     run_sdk(collection(20, command), command)
-    for _ in range(args.rounds):
+    for index in range(args.rounds):
         yiem_s.append(run_yiem(checks))
         sdk_s.append(run_sdk(checks, command))
+        # Each round's pair, so a load that moved between rounds shows (the SDK's median once moved
+        # 7.3 -> 13.9 s between two runs minutes apart, on a shared 2-core machine).
+        ratio = yiem_s[-1] / sdk_s[-1]
+        print(f"  round {index + 1}: yiem {yiem_s[-1]:7.3f} s  SDK {sdk_s[-1]:7.3f} s  {ratio:.2f}x")
     yiem_median, sdk_median = statistics.median(yiem_s), statistics.median(sdk_s)
+    paired = sorted(y / s for y, s in zip(yiem_s, sdk_s, strict=True))
     print(f"{args.calls} saved calls to mcp-server-time over stdio, {args.rounds} rounds each, medians:")
     print(f"  yiem checks runner   {yiem_median:7.3f} s  ({yiem_median / args.calls * 1000:.3f} ms/call)")
     print(f"  mcp SDK client loop  {sdk_median:7.3f} s  ({sdk_median / args.calls * 1000:.3f} ms/call)")
     print(f"  ratio yiem/SDK       {yiem_median / sdk_median:7.2f}x  (goal <= 1.2x)")
+    spread = f"{paired[0]:.2f}-{paired[-1]:.2f}x"
+    print(f"  per-round ratios     {statistics.median(paired):7.2f}x median, {spread} range")
 
 
 if __name__ == "__main__":

@@ -266,6 +266,7 @@ HISTORY_ERROR: Key[str] = Key("tools-history-error")
 TOOLS_TAB: Key[str] = Key("tools-tab")
 CHECKS_LAST_RUN: Key[tuple[str, CheckRun]] = Key("checks-last-run")  # (collection id, its last run)
 CHECKS_ACCEPTED: Key[str] = Key("checks-accepted")
+CHECKS_IMPORTED: Key[str] = Key("checks-imported")  # the file id of the upload last imported
 SERVER_CHOICE: Key[str] = Key("tools-server")
 CHOOSE_NEXT: Key[str] = Key("tools-server-next")  # chosen on the next run: the box may be drawn already
 ADDED_SERVERS: Key[dict[str, McpServerConfig]] = Key("tools-added-servers")  # typed in this session

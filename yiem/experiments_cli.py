@@ -17,7 +17,7 @@ import click
 from sqlalchemy.exc import SQLAlchemyError
 
 from yiem.amounts import dollars
-from yiem.checks._cli import show_progress
+from yiem.checks._cli import junit_option, show_progress
 from yiem.errors import YiemError
 from yiem.experiments import (
     BackgroundRun,
@@ -27,6 +27,7 @@ from yiem.experiments import (
     RunSpec,
     SpecFile,
     check_spec,
+    experiment_junit_xml,
     load_spec_file,
 )
 from yiem.identity import LOCAL_OWNER_ID
@@ -100,11 +101,6 @@ def _comparisons(result: ExperimentResult, baseline: ExperimentResult | None) ->
     ]
 
 
-def regressed(comparison: Comparison) -> bool:
-    """A significant difference (the page's exact McNemar, p < 0.05) with more items worse than better."""
-    return comparison.significant and comparison.regressed > comparison.improved
-
-
 def _table(result: ExperimentResult) -> str:
     header = ("variant", "passed", "pass rate (95% interval)", "cost", "per item", "errors")
     rows = [header]
@@ -140,7 +136,7 @@ def _status_words(result: ExperimentResult, total: int) -> str:
 def _comparison_words(comparison: Comparison) -> str:
     verdict = (
         "a significant regression"
-        if regressed(comparison)
+        if comparison.significant_regression
         else "a significant difference"
         if comparison.significant
         else "could well be noise"
@@ -170,7 +166,7 @@ def _as_json(
             {
                 **c.model_dump(mode="json", exclude={"items"}),
                 "significant": c.significant,
-                "regression": regressed(c),
+                "regression": c.significant_regression,
             }
             for c in comparisons
         ],
@@ -210,6 +206,7 @@ def experiments_group() -> None:
     show_default=True,
     help="How the result is printed: the summary table, or JSON for scripts.",
 )
+@junit_option("a case per item, one for the run's end, one per variant compared with the baseline")
 @click.option(
     "--database", metavar="URL", help="The store to keep the run in (default: the app's, YIEM_DATABASE_URL)."
 )
@@ -235,6 +232,7 @@ def run_command(
     fail_on_regression: bool,
     max_cost: float | None,
     output_format: str,
+    junit_path: Path | None,
     database: str | None,
     user: str,
     use_ray: bool,
@@ -274,8 +272,13 @@ def run_command(
     result = run.result
     comparisons = _comparisons(result, baseline)
     code = EXIT_OK
-    if result.status != "finished" or (fail_on_regression and any(regressed(c) for c in comparisons)):
+    if result.status != "finished" or (
+        fail_on_regression and any(c.significant_regression for c in comparisons)
+    ):
         code = EXIT_FAILED
+    if junit_path is not None:
+        report = experiment_junit_xml(result, comparisons, baseline_id, _status_words(result, total))
+        junit_path.write_text(report, encoding="utf-8")
     if output_format == "json":
         click.echo(_as_json(result, experiment_id, total, comparisons, code))
     else:
@@ -287,7 +290,7 @@ def run_command(
     if result.status != "finished":
         click.echo(f"Failing: {_status_words(result, total)}", err=True)
     elif code == EXIT_FAILED:
-        worse = ", ".join(c.candidate for c in comparisons if regressed(c))
+        worse = ", ".join(c.candidate for c in comparisons if c.significant_regression)
         click.echo(
             f"Failing: {worse} regressed significantly against the baseline run {baseline_id}.", err=True
         )

@@ -10,10 +10,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 from junitparser import Failure, JUnitXml
 
 from tests.fixtures.mcp import StdioServer
-from yiem.checks import Assertion, AssertionKind, Collection, SavedCall, collection_json, run_collection
+from yiem.checks import (
+    Assertion,
+    AssertionKind,
+    Collection,
+    SavedCall,
+    collection_json,
+    collection_schema,
+    run_collection,
+)
 from yiem.checks._assertions import snapshot_of
 from yiem.mcp import McpClient
 
@@ -154,6 +163,22 @@ def test_a_bad_file_gets_words_and_exit_2(tmp_path: Path, text: str, words: str)
     done = _check(tmp_path, text)
     assert done.returncode == 2
     assert words in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_published_schema_is_the_collection_files_and_holds_the_example() -> None:
+    published = json.loads((ROOT / "docs" / "collection.schema.json").read_text())
+    # When the collection's models change, write the file again from them:
+    #   python -c 'import json; from yiem.checks import collection_schema as s;
+    #   print(json.dumps(s(), indent=2))' > docs/collection.schema.json
+    assert published == collection_schema()
+    validator = Draft202012Validator(published)
+    example = json.loads((ROOT / "examples" / "everything-smoke.json").read_text())
+    assert list(validator.iter_errors(example)) == []
+    # As strict as the reader: a field yiem does not know is refused by both.
+    example["calls"][0]["assertions"][0]["expected"] = True
+    assert [e.message for e in validator.iter_errors(example)] == [
+        "Additional properties are not allowed ('expected' was unexpected)"
+    ]
 
 
 def test_an_assertion_on_a_field_the_tool_does_not_return_exits_2(

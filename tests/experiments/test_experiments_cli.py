@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from junitparser import Error, Failure, JUnitXml, TestSuite
 
 from tests.experiments.models import smol_variant
 from tests.scripted_http import ScriptedServer, openai_text_reply
@@ -56,6 +57,12 @@ def _spec_file(tmp_path: Path, variants: list[Variant], name: str = "yes-check",
     path = tmp_path / f"{name}-{len(variants)}.spec.json"
     path.write_text(spec_file_json(spec))
     return path
+
+
+def _answering_yes(tmp_path: Path, server: ScriptedServer, items: int) -> str:
+    """A spec of `items` items on the scripted model, which is scripted to answer each one right."""
+    server.script(*(openai_text_reply("yes") for _ in range(items)))
+    return str(_spec_file(tmp_path, [_scripted_variant(server)], items=items))
 
 
 def _run(*args: str) -> Result:
@@ -138,11 +145,16 @@ def test_a_budget_that_stops_the_run_exits_1_in_words(
         name="mini", provider="openai", base_url=f"{scripted_server.url}/v1", model_id="gpt-4o-mini"
     )
     database = f"sqlite:///{tmp_path / 'store.db'}"
+    report = tmp_path / "budget.xml"
     result = _run(
-        str(_spec_file(tmp_path, [priced], items=20)), "--database", database, "--max-cost", "0.003"
-    )
+        str(_spec_file(tmp_path, [priced], items=20)),
+        "--database", database, "--max-cost", "0.003", "--junit", str(report),
+    )  # fmt: skip
     assert result.exit_code == 1, result.output
     assert "The budget stopped run" in result.stderr and "Traceback" not in result.output
+    (stopped,) = [r for r in list(JUnitXml.fromfile(str(report)))[-1] if not r.is_passed]
+    assert stopped.name == "the run finished"
+    assert stopped.result[0].message.startswith("The budget stopped run")
     assert "sk-test-cli" not in result.output
     store = ExperimentStore(create_store_engine(database))
     [run] = store.list_runs()
@@ -214,8 +226,7 @@ def test_runs_are_the_users_own_and_a_baseline_not_shared_with_them_is_refused(
     tmp_path: Path, scripted_server: ScriptedServer
 ) -> None:
     database = f"sqlite:///{tmp_path / 'store.db'}"
-    scripted_server.script(*(openai_text_reply("yes") for _ in range(3)))
-    spec = str(_spec_file(tmp_path, [_scripted_variant(scripted_server)], items=3))
+    spec = _answering_yes(tmp_path, scripted_server, 3)
     ann = _as_json(_run(spec, "--database", database, "--user", "ann", "--format", "json"))
     engine = create_store_engine(database)
     assert [r.owner for r in ExperimentStore(engine, "ann").list_experiments()] == ["ann"]
@@ -223,6 +234,42 @@ def test_runs_are_the_users_own_and_a_baseline_not_shared_with_them_is_refused(
     refused = _run(spec, "--database", database, "--user", "bob", "--baseline", ann["run_id"])
     assert refused.exit_code == 2 and "not shared with you" in refused.stderr
     assert ExperimentStore(engine, "bob").list_experiments() == []  # nothing was made for a refused run
+
+
+def test_junit_lists_each_item_and_fails_the_regression_against_the_baseline(
+    tmp_path: Path, scripted_server: ScriptedServer
+) -> None:
+    database = f"sqlite:///{tmp_path / 'store.db'}"
+    spec = _answering_yes(tmp_path, scripted_server, 8)
+    baseline = _as_json(_run(spec, "--database", database, "--format", "json"))
+    # Six items now answer "no": six regressions, none improved, exact McNemar p = 2 / 2**6 < 0.05.
+    scripted_server.script(*(openai_text_reply("no" if i < 6 else "yes") for i in range(8)))
+    report = tmp_path / "experiment.xml"
+    failing = _run(
+        spec, "--database", database, "--baseline", baseline["run_id"], "--fail-on-regression",
+        "--junit", str(report), "--format", "json",
+    )  # fmt: skip
+    assert failing.exit_code == 1, failing.output
+    run_id = _as_json(failing)["run_id"]
+
+    suites: dict[str, TestSuite] = {suite.name: suite for suite in JUnitXml.fromfile(str(report))}
+    assert list(suites) == ["scripted", f"run {run_id}", f"against baseline run {baseline['run_id']}"]
+    items = suites["scripted"]
+    assert (items.tests, items.failures, items.errors) == (8, 6, 0)
+    assert {p.name: p.value for p in items.properties()}["pass_rate"] == "0.2500"
+    cases = {case.name: case for case in items}
+    assert list(cases) == [f"q{i:03d}" for i in range(8)]
+    (failure,) = [r for r in cases["q000"].result if isinstance(r, Failure)]
+    assert failure.message.startswith("contains: ") and "output: no" in failure.text
+    assert cases["q007"].is_passed
+    assert next(iter(suites[f"run {run_id}"])).is_passed
+    (verdict,) = suites[f"against baseline run {baseline['run_id']}"]
+    (regression,) = [r for r in verdict.result if isinstance(r, Failure)]
+    assert verdict.name == "scripted"
+    assert regression.message == (
+        "a significant regression: 0 improved, 6 regressed, 2 unchanged; exact McNemar p = 0.031"
+    )
+    assert not [r for r in verdict.result if isinstance(r, Error)]
 
 
 @pytest.mark.parametrize(

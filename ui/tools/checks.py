@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from ui import bootstrap
-from ui.state import CHECKS_ACCEPTED, CHECKS_LAST_RUN
+from ui.state import CHECKS_ACCEPTED, CHECKS_IMPORTED, CHECKS_LAST_RUN
 from ui.tools import connect as connection
 from yiem.checks import (
     Assertion,
@@ -155,8 +155,11 @@ def _servers(stored: StoredCollection) -> list[str]:
 
 def _draw_import(saved: Any) -> None:
     upload = st.file_uploader("Import a collection", type=["json"], key="checks-import")
-    if upload is None:
+    # The file stays in the uploader on every later run of the page: imported again each time, it
+    # would write over what changed since (a snapshot accepted, a call saved from the History tab).
+    if upload is None or CHECKS_IMPORTED.get() == upload.file_id:
         return
+    CHECKS_IMPORTED.set(upload.file_id)
     try:
         collection = parse_collection(json.loads(upload.getvalue()), upload.name)
         saved.save(collection)

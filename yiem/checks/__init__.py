@@ -10,6 +10,7 @@ from yiem.checks._collection import (
     CollectionTooNewError,
     SavedCall,
     collection_json,
+    collection_schema,
     load_collection,
     parse_collection,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "StoredCollection",
     "check_assertion",
     "collection_json",
+    "collection_schema",
     "junit_xml",
     "load_collection",
     "parse_collection",

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -23,6 +25,17 @@ EXIT_PASSED, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
 def show_progress() -> bool:
     """A progress bar on a terminal; none in CI (`CI=true`) or when output is not a TTY."""
     return os.environ.get("CI", "").lower() not in ("true", "1") and sys.stderr.isatty()
+
+
+def junit_option(cases: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`--junit FILE` as both commands take it; `cases` says what the report's test cases are."""
+    return click.option(
+        "--junit",
+        "junit_path",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help=f"Also write a JUnit XML report here, for CI: {cases}.",
+    )
 
 
 def _overrides(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -61,13 +74,7 @@ def _overrides(pairs: tuple[str, ...]) -> dict[str, str]:
     show_default=True,
     help="How the result is printed.",
 )
-@click.option(
-    "--junit",
-    "junit_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Also write a JUnit XML report here, for CI.",
-)
+@junit_option("a case per saved call")
 def check_command(
     collection: Path,
     servers: tuple[str, ...],

@@ -84,5 +84,6 @@ def collection_json(collection: Collection) -> str:
 
 
 def collection_schema() -> dict[str, Any]:
-    """The published JSON Schema of the collection file (docs/checks.md links it)."""
+    """The JSON Schema of the collection file, published as docs/collection.schema.json (a test keeps
+    the two equal)."""
     return Collection.model_json_schema()

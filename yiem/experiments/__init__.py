@@ -30,6 +30,7 @@ from yiem.experiments._dataset import Dataset, DatasetError, DatasetItem, conver
 from yiem.experiments._draft import BackgroundRun, ExperimentDraft
 from yiem.experiments._example import EXAMPLE_NAME, NO_JUDGE, TAB_HELP, example_experiment, is_example
 from yiem.experiments._item_run import run_item, user_message
+from yiem.experiments._junit import experiment_junit_xml
 from yiem.experiments._outcome import ItemOutcome, OutcomeKey, Score
 from yiem.experiments._replay import (
     OriginalReply,
@@ -174,6 +175,7 @@ __all__ = [
     "diff_lines",
     "disagreements",
     "example_experiment",
+    "experiment_junit_xml",
     "human_verdicts",
     "is_example",
     "judge_agreement",

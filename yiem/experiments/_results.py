@@ -71,6 +71,11 @@ class Comparison(BaseModel):
         return self.p_value < 0.05
 
     @property
+    def significant_regression(self) -> bool:
+        """A significant difference with more items worse than better: what fails a CI run."""
+        return self.significant and self.regressed > self.improved
+
+    @property
     def regressions(self) -> list[ItemChange]:
         return [item for item in self.items if item.change == "regressed"]
 
