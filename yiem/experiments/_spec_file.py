@@ -13,7 +13,7 @@ from pydantic_core import PydanticOmit, core_schema
 
 from yiem.experiments._draft import ExperimentDraft
 from yiem.experiments._spec import DEFAULT_CONCURRENCY, ExperimentError, RunFields, RunSpec
-from yiem.experiments.scorers import AnyScorer, Code
+from yiem.experiments.scorers import Code
 from yiem.json_file import problems, read_json_file, refuse_newer
 
 # The file's format; a file whose format is newer than this was written by a newer yiem.
