@@ -170,8 +170,7 @@ if resumable and run is None and may_edit:
     st.warning(
         f"This run stopped at {record.done} of {record.total} items ({record.stop_reason or record.status})."
     )
-    if st.button("Resume", key="exp_resume", icon=":material/resume:"):
-        resume_run(record)
+    if st.button("Resume", key="exp_resume", icon=":material/resume:") and resume_run(record):
         st.rerun()
 draw_summary(result)
 draw_cost_line(result)

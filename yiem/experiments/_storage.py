@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from pydantic import ValidationError
 from sqlalchemy import delete, func, insert, select, update
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from yiem.experiments._access import Access, Sharing, chat_items, check_sharing
 from yiem.experiments._outcome import ItemOutcome
@@ -275,7 +275,9 @@ class ExperimentStore:
         return spec
 
     def set_status(self, run_id: str, status: RunStatus, stop_reason: str | None = None) -> None:
+        """Mark the run (stopped, finished, running again) if this person may edit its experiment."""
         with self.engine.begin() as conn:
+            self._editable_run(conn, run_id, "its status was not changed")
             conn.execute(
                 update(experiment_runs)
                 .where(experiment_runs.c.id == run_id)
@@ -332,15 +334,8 @@ class ExperimentStore:
         conversation ids (the stored copies keep no messages)."""
         now = _now_ms()
         with self.engine.begin() as conn:
-            experiment_id = conn.execute(
-                select(experiment_runs.c.experiment_id).where(
-                    experiment_runs.c.id == run_id, experiment_runs.c.id.in_(self.access.visible_runs())
-                )
-            ).scalar()
-            if experiment_id is None:
-                raise ExperimentNotFoundError(
-                    f"No experiment run with id {run_id!r}{_NOT_SHARED}; the item was not saved."
-                )
+            experiment_id = self._editable_run(conn, run_id, "the item was not saved")
+            # The rows written are the runner's (this person's), whoever owns the experiment.
             tags = {"experiment_id": experiment_id, "run_id": run_id, "owner": self.owner}
             rows = OutcomeRows(run_id, tags)
             recorded = [rows.add(outcome, now) for outcome in outcomes]
@@ -355,6 +350,20 @@ class ExperimentStore:
                     conn.execute(insert(table), values)
             conn.execute(update(experiment_runs).where(experiment_runs.c.id == run_id).values(updated_ms=now))
         return recorded
+
+    def _editable_run(self, conn: Connection, run_id: str, consequence: str) -> str:
+        """The run's experiment id, if this person sees it and may edit it (the experiment's rule)."""
+        row = conn.execute(
+            select(experiments.c.id, experiments.c.owner, experiments.c.sharing, experiments.c.name)
+            .join(experiment_runs, experiment_runs.c.experiment_id == experiments.c.id)
+            .where(experiment_runs.c.id == run_id, self.access.visible())
+        ).first()
+        if row is None:
+            raise ExperimentNotFoundError(
+                f"No experiment run with id {run_id!r}{_NOT_SHARED}; {consequence}."
+            )
+        self.access.require_edit(row.owner, row.sharing, row.name)
+        return str(row.id)
 
     def recorder(self, run_id: str) -> StoreRecorder:
         """What `run_experiment(recorder=...)` writes through."""
@@ -409,7 +418,8 @@ def resume_experiment(
     """Run what a stored run has left (after a Stop or a restart); finished items are not run again.
 
     `variants` replace stored ones by name (a client object or a key is never stored); `options`:
-    see `RunOptions`.
+    see `RunOptions`. Only someone who may edit the run's experiment resumes it (`set_status` refuses
+    the others before anything runs); what the resume stores is theirs, as any run's is its runner's.
     """
     from yiem.experiments._runner import run_spec
 
