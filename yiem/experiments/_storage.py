@@ -18,7 +18,14 @@ from pydantic import ValidationError
 from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 
-from yiem.experiments._access import Access, Sharing, chat_items, check_sharing
+from yiem.experiments._access import (
+    Access,
+    Sharing,
+    added_chat_items,
+    chat_items,
+    check_sharing,
+    with_stored_chat_items,
+)
 from yiem.experiments._outcome import ItemOutcome
 from yiem.experiments._outcome_rows import OutcomeRows
 from yiem.experiments._results import ExperimentResult, RunStatus
@@ -26,6 +33,7 @@ from yiem.experiments._spec import RunSpec
 from yiem.experiments._variant import Variant
 from yiem.identity import LOCAL_OWNER_ID
 from yiem.store import (
+    PRIVATE,
     ConversationStore,
     StoreError,
     conversations,
@@ -87,6 +95,10 @@ class RunRecord:
     updated_ms: int
 
 
+def _blob(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False)
+
+
 def _record(row: Any) -> ExperimentRecord:
     return ExperimentRecord(row.id, row.name, json.loads(row.data), row.updated_ms, row.owner, row.sharing)
 
@@ -107,37 +119,58 @@ class ExperimentStore:
 
     # experiments
 
-    def save_experiment(self, name: str, data: dict[str, Any], experiment_id: str | None = None) -> str:
-        """Create (this person's, private) or update an experiment's draft; returns its id."""
+    def save_experiment(
+        self,
+        name: str,
+        data: dict[str, Any],
+        experiment_id: str | None = None,
+        *,
+        confirm_chat_items: bool = False,
+    ) -> str:
+        """Create (this person's, private) or update an experiment's draft; returns its id.
+
+        Items from this person's conversations added to a shared experiment are saved only with
+        `confirm_chat_items` (the team sees them at once); the stored record of whose chats items came
+        from is kept whatever `data` says of it.
+        """
         now = _now_ms()
         name = replace_lone_surrogates(name)  # JSON's "\ud800" cannot be written as UTF-8
-        blob = json.dumps(replace_lone_surrogates(data), ensure_ascii=False)
+        data = replace_lone_surrogates(data)
         with self.engine.begin() as conn:
             if experiment_id is not None:
                 row = conn.execute(select(experiments).where(experiments.c.id == experiment_id)).first()
                 if row is not None:
-                    if not conn.execute(
-                        select(experiments.c.id).where(
-                            experiments.c.id == experiment_id, self.access.visible()
-                        )
-                    ).first():
-                        raise _missing(experiment_id)
-                    self.access.require_edit(row.owner, row.sharing, row.name)
-                    if name != row.name:
-                        self.access.require_manage(row.owner, row.name, "rename")
+                    data = self._checked_update(conn, row, name, data, confirm_chat_items)
                     conn.execute(
                         update(experiments)
                         .where(experiments.c.id == experiment_id)
-                        .values(name=name, data=blob, updated_ms=now)
+                        .values(name=name, data=_blob(data), updated_ms=now)
                     )
                     return experiment_id
             new_id = experiment_id or uuid.uuid4().hex
             conn.execute(
                 insert(experiments).values(
-                    id=new_id, name=name, data=blob, created_ms=now, updated_ms=now, owner=self.owner
+                    id=new_id, name=name, data=_blob(data), created_ms=now, updated_ms=now, owner=self.owner
                 )
             )
         return new_id
+
+    def _checked_update(
+        self, conn: Connection, row: Any, name: str, data: dict[str, Any], confirmed: bool
+    ) -> dict[str, Any]:
+        """`data` as it may be stored over the row, or the reason it may not (`StoreError`)."""
+        visible = select(experiments.c.id).where(experiments.c.id == row.id, self.access.visible())
+        if not conn.execute(visible).first():
+            raise _missing(row.id)
+        self.access.require_edit(row.owner, row.sharing, row.name)
+        if name != row.name:
+            self.access.require_manage(row.owner, row.name, "rename")
+        stored = json.loads(row.data)
+        data = with_stored_chat_items(stored, data)
+        if row.sharing != PRIVATE:
+            added = added_chat_items(stored, data)
+            self.access.require_chat_confirmation(added, row.name, confirmed, adding=True)
+        return data
 
     def experiment_named(self, name: str) -> str:
         """The id of this person's most recent experiment with this name, created empty when there is none."""
@@ -195,7 +228,7 @@ class ExperimentStore:
         record = self.get_experiment(experiment_id)
         self.access.require_manage(record.owner, record.name, "share")
         if wanted != "private":
-            self.access.require_chat_confirmation(record.data, record.name, confirm_chat_items)
+            self.access.require_chat_confirmation(record.chat_items, record.name, confirm_chat_items)
         with self.engine.begin() as conn:
             conn.execute(update(experiments).where(experiments.c.id == experiment_id).values(sharing=wanted))
 
