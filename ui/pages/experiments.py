@@ -104,7 +104,7 @@ current.name = st.text_input(
 dataset_tab, variants_tab, scorers_tab, run_tab = st.tabs(["Dataset", "Variants", "Scorers", "Run"])
 with dataset_tab:
     draw_tab_help(current, "dataset")
-    draw_dataset(current, store.conversations)
+    draw_dataset(current, store.conversations, shared=opened is not None and opened.sharing != "private")
 with variants_tab:
     draw_tab_help(current, "variants")
     registry = TOOL_REGISTRY.get()
