@@ -14,6 +14,7 @@ from typing import Any, Literal, get_args
 
 from sqlalchemy import ColumnElement, select
 
+from yiem.identity import LOCAL_OWNER_ID
 from yiem.store import StoreError, experiment_runs, experiments, visible_experiments
 
 Sharing = Literal["private", "read", "edit"]
@@ -30,6 +31,10 @@ CHAT_ITEMS = "chat_items"
 
 class ExperimentAccessError(StoreError):
     """This person may see the experiment but not do this to it (not its owner, not shared to edit)."""
+
+
+class ExperimentOwnerError(StoreError):
+    """An experiments store made for nobody (an empty owner id): what it stored would be no one's."""
 
 
 class ChatItemsNeedConfirmationError(ExperimentAccessError):
@@ -74,6 +79,14 @@ class Access:
 
     owner: str
     admin: bool = False
+
+    def __post_init__(self) -> None:
+        # Every experiment and run row names its owner: an empty one would be a row of nobody's.
+        if not self.owner or not self.owner.strip():
+            raise ExperimentOwnerError(
+                f"The experiments store needs the id of the person it works for (the signed-in person's, "
+                f"or {LOCAL_OWNER_ID!r} without sign-in), not {self.owner!r}; nothing was read or stored."
+            )
 
     def visible(self) -> ColumnElement[bool]:
         """The experiments this person sees: their own and the ones shared with the team."""
