@@ -15,6 +15,7 @@ from yiem.experiments import (
     ExperimentAccessError,
     ExperimentDraft,
     ExperimentNotFoundError,
+    ExperimentOwnerError,
     ExperimentStore,
     Variant,
     run_experiment,
@@ -191,6 +192,10 @@ def test_experiments_stored_before_owners_go_to_the_local_user(any_store_url: st
 def test_every_experiments_row_has_an_owner(any_store_url: str) -> None:
     """The store check: no experiment without a non-empty owner, however it was made."""
     engine = create_store_engine(any_store_url)
+    # The one way a row could get an empty owner: a store made for nobody, refused where it is made.
+    for nobody in ("", "  "):
+        with pytest.raises(ExperimentOwnerError, match="needs the id of the person"):
+            ExperimentStore(engine, nobody)
     _anns_experiment(engine)
     local = ExperimentStore(engine).save_experiment("local", {})
     ExperimentStore(engine).share(local, "read")

@@ -172,6 +172,8 @@ def test_ann_shares_her_experiment_with_bob_by_choice(
     assert [o for o in _picker_options(bob) if NAME in o] == [f"{NAME} · {ANN}'s"]
     box = _compare_variants(bob, app)
     expect(box).to_be_enabled(timeout=LONG)
+    # Offered by name: Ann's one variant, the only saved one Bob sees (his copy comes below).
+    assert [option.split(" (")[0] for option in _options(bob, box)] == [f"{NAME} › variant 1"]
     screenshot(bob, "sharing-bob-reads")
     _experiment(bob, app, record.id)
     bob.get_by_role("button", name="Make a copy").click()

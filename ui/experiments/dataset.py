@@ -13,6 +13,7 @@ import streamlit as st
 
 from ui.experiments.conversation import draw_conversation_items, item_kind
 from ui.experiments.item_images import draw_item_images
+from ui.experiments.state import CONFIRM_CHATS
 from ui.state import EDITOR_VERSION, EXPERIMENT_WIDGET_PREFIX, dataset_base, experiment_widget
 from yiem.experiments import (
     Dataset,
@@ -98,8 +99,9 @@ def _replace(draft: ExperimentDraft, dataset: Dataset) -> None:
     EDITOR_VERSION.set(EDITOR_VERSION.get(0) + 1)
 
 
-def draw_dataset(draft: ExperimentDraft, chats: ConversationStore) -> None:
-    """Edit the items in place; the table's base is kept until the dataset is replaced."""
+def draw_dataset(draft: ExperimentDraft, chats: ConversationStore, *, shared: bool = False) -> None:
+    """Edit the items in place; the table's base is kept until the dataset is replaced. `shared`: the
+    experiment is shared with the team, who would see items added from conversations."""
     version = EDITOR_VERSION.get(0)
     base_key = dataset_base(version)
     if not base_key.present():
@@ -150,7 +152,7 @@ def draw_dataset(draft: ExperimentDraft, chats: ConversationStore) -> None:
     left, right = st.columns(2)
     with left:
         _upload(draft)
-        _from_conversations(draft, chats)
+        _from_conversations(draft, chats, shared)
     with right:
         st.download_button(
             "Export as JSONL",
@@ -242,7 +244,7 @@ def _chat_label(conversation: Conversation) -> str:
     return f"{conversation.title or '(untitled)'} · {conversation.updated:%Y-%m-%d %H:%M}"
 
 
-def _from_conversations(draft: ExperimentDraft, chats: ConversationStore) -> None:
+def _from_conversations(draft: ExperimentDraft, chats: ConversationStore, shared: bool) -> None:
     with st.expander("Add from conversations", icon=":material/forum:"):
         saved = {conversation.id: conversation for conversation in chats.list_conversations()}
         picked = st.multiselect(
@@ -256,11 +258,13 @@ def _from_conversations(draft: ExperimentDraft, chats: ConversationStore) -> Non
                 "input and the reply that followed as the expected answer"
             ),
         )
+        # Chats are private: in a shared experiment the team sees what is added, so the person says so.
+        confirmed = not shared or _confirm_sharing_chats()
         if st.button(
             "Add from conversations",
             key=f"{EXPERIMENT_WIDGET_PREFIX}add_chats",
             icon=":material/add:",
-            disabled=not picked,
+            disabled=not picked or not confirmed,
         ):
             try:
                 loaded = Dataset.from_conversations(chats, picked)
@@ -274,6 +278,17 @@ def _from_conversations(draft: ExperimentDraft, chats: ConversationStore) -> Non
         added_count = experiment_widget("chats_added").pop()
         if added_count is not None:
             st.success(f"Added {added_count} items (turns already in the dataset are not added twice).")
+
+
+def _confirm_sharing_chats() -> bool:
+    st.warning(
+        "This experiment is shared with the team: they will see the items you add from your "
+        "conversations, each with the conversation before it, once it is saved."
+    )
+    return st.checkbox(
+        "The team may see the items I add from my conversations",
+        key=CONFIRM_CHATS.name,
+    )
 
 
 def _columns(text: str, is_csv: bool) -> list[str]:

@@ -32,7 +32,7 @@ from yiem.experiments import (
     with_human_scores,
 )
 from yiem.identity import Owner
-from yiem.store import database_url
+from yiem.store import StoreError, database_url
 
 KEEP_LABEL = "Keep this as the item's expected answer"
 
@@ -233,7 +233,11 @@ def _draw_corrections(result: ExperimentResult) -> None:
         if not changed:
             st.info("This experiment's dataset already has those answers, or no longer has those items.")
             return
-        save(current)
+        try:
+            save(current)
+        except StoreError as error:  # made read-only or private by its owner since the page was drawn
+            st.error(f"The experiment was not saved: {error}")
+            return
         st.success(f"{changed} expected answers changed in this experiment; the next run uses them.")
 
 

@@ -82,12 +82,16 @@ def start_run(draft: ExperimentDraft) -> None:
         st.error(f"The run was not started: {error}")
 
 
-def resume_run(record: RunRecord) -> None:
-    """Run what a stopped or interrupted run has left."""
+def resume_run(record: RunRecord) -> bool:
+    """Run what a stopped or interrupted run has left; False (said in the page) when it was refused."""
     store = experiment_store()
-    spec = store.load_spec(record.id)
-    keyed = _keyed(spec)
-    EXPERIMENT_RUN.set(BackgroundRun.resume(store, keyed, _tools()))
+    try:
+        spec = store.load_spec(record.id)
+        EXPERIMENT_RUN.set(BackgroundRun.resume(store, _keyed(spec), _tools()))
+    except StoreError as error:  # no longer shared for editing (or at all) since the page was drawn
+        st.error(f"The run was not resumed: {error}")
+        return False
+    return True
 
 
 def _eta(seconds: float | None) -> str:

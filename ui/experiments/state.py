@@ -21,6 +21,9 @@ NAME_FIELD = experiment_widget("name")
 REPEATS_FIELD = experiment_widget("repeats")
 CONCURRENCY_FIELD = experiment_widget("concurrency")
 BUDGET_FIELD = experiment_widget("budget")
+CONFIRM_CHATS = experiment_widget("confirm_chats")
+"""The person's word, in "Add from conversations" of a shared experiment, that the team may see the
+items they add from their conversations; every save of the open draft passes it on."""
 
 
 def experiment_store() -> ExperimentStore:
@@ -63,7 +66,9 @@ def show_draft(opened: ExperimentDraft, experiment_id: str | None = None) -> Non
 def save(current: ExperimentDraft) -> str:
     """Store the draft (no keys are in it); returns the experiment's id."""
     data = current.model_dump(mode="json", exclude={"name"})
-    experiment_id = experiment_store().save_experiment(current.name, data, EXPERIMENT_ID.get())
+    experiment_id = experiment_store().save_experiment(
+        current.name, data, EXPERIMENT_ID.get(), confirm_chat_items=bool(CONFIRM_CHATS.get(False))
+    )
     EXPERIMENT_ID.set(experiment_id)
     return experiment_id
 

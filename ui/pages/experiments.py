@@ -104,7 +104,7 @@ current.name = st.text_input(
 dataset_tab, variants_tab, scorers_tab, run_tab = st.tabs(["Dataset", "Variants", "Scorers", "Run"])
 with dataset_tab:
     draw_tab_help(current, "dataset")
-    draw_dataset(current, store.conversations)
+    draw_dataset(current, store.conversations, shared=opened is not None and opened.sharing != "private")
 with variants_tab:
     draw_tab_help(current, "variants")
     registry = TOOL_REGISTRY.get()
@@ -170,8 +170,7 @@ if resumable and run is None and may_edit:
     st.warning(
         f"This run stopped at {record.done} of {record.total} items ({record.stop_reason or record.status})."
     )
-    if st.button("Resume", key="exp_resume", icon=":material/resume:"):
-        resume_run(record)
+    if st.button("Resume", key="exp_resume", icon=":material/resume:") and resume_run(record):
         st.rerun()
 draw_summary(result)
 draw_cost_line(result)

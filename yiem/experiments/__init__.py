@@ -10,6 +10,7 @@ from yiem.experiments._access import (
     SHARINGS,
     ChatItemsNeedConfirmationError,
     ExperimentAccessError,
+    ExperimentOwnerError,
     Sharing,
 )
 from yiem.experiments._agreement import (
@@ -127,6 +128,7 @@ __all__ = [
     "ExperimentDraft",
     "ExperimentError",
     "ExperimentNotFoundError",
+    "ExperimentOwnerError",
     "ExperimentRecord",
     "ExperimentResult",
     "ExperimentStore",

@@ -1,7 +1,9 @@
 """Who may see and change an experiment: its owner's, private until shared with the team by choice.
 
 The owner shares it to read ("read") or to edit ("edit"). Others see only shared ones; editors change
-the draft and run it; only the owner (or an admin) renames, deletes or re-shares it.
+the draft and run it; only the owner (or an admin) renames, deletes or re-shares it. Items taken from
+someone's conversations reach the team only on that person's word: when the experiment is shared, and
+when they add them to one already shared.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any, Literal, get_args
 
 from sqlalchemy import ColumnElement, select
 
+from yiem.identity import LOCAL_OWNER_ID
 from yiem.store import StoreError, experiment_runs, experiments, visible_experiments
 
 Sharing = Literal["private", "read", "edit"]
@@ -30,6 +33,10 @@ class ExperimentAccessError(StoreError):
     """This person may see the experiment but not do this to it (not its owner, not shared to edit)."""
 
 
+class ExperimentOwnerError(StoreError):
+    """An experiments store made for nobody (an empty owner id): what it stored would be no one's."""
+
+
 class ChatItemsNeedConfirmationError(ExperimentAccessError):
     """Sharing would show the team items taken from someone's conversations; their owner confirms first."""
 
@@ -43,6 +50,19 @@ def chat_items(data: Mapping[str, Any]) -> dict[str, str]:
     found = data.get(CHAT_ITEMS) or {}
     present = {str(item.get("id")) for item in (data.get("dataset") or {}).get("items", [])}
     return {str(item): str(who) for item, who in found.items() if str(item) in present}
+
+
+def with_stored_chat_items(stored: Mapping[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """`data` as saved over `stored`: the record of whose chats items came from is the stored row's, which
+    a client's save adds to but never drops or rewrites (an editor's page may hold an older copy)."""
+    kept = {**(data.get(CHAT_ITEMS) or {}), **(stored.get(CHAT_ITEMS) or {})}
+    return {**data, CHAT_ITEMS: kept} if kept else data
+
+
+def added_chat_items(stored: Mapping[str, Any], data: Mapping[str, Any]) -> dict[str, str]:
+    """The chat items `data` has that the stored dataset does not (new, or put back after a removal)."""
+    before = chat_items(stored)
+    return {item: who for item, who in chat_items(data).items() if item not in before}
 
 
 def check_sharing(sharing: str) -> Sharing:
@@ -59,6 +79,14 @@ class Access:
 
     owner: str
     admin: bool = False
+
+    def __post_init__(self) -> None:
+        # Every experiment and run row names its owner: an empty one would be a row of nobody's.
+        if not self.owner or not self.owner.strip():
+            raise ExperimentOwnerError(
+                f"The experiments store needs the id of the person it works for (the signed-in person's, "
+                f"or {LOCAL_OWNER_ID!r} without sign-in), not {self.owner!r}; nothing was read or stored."
+            )
 
     def visible(self) -> ColumnElement[bool]:
         """The experiments this person sees: their own and the ones shared with the team."""
@@ -89,20 +117,34 @@ class Access:
                 "nothing was changed."
             )
 
-    def require_chat_confirmation(self, data: Mapping[str, Any], name: str, confirmed: bool) -> None:
-        """Sharing items taken from conversations: only the person whose chats they are may, on confirming."""
-        found = chat_items(data)
+    def require_chat_confirmation(
+        self, found: Mapping[str, str], name: str, confirmed: bool, *, adding: bool = False
+    ) -> None:
+        """Showing the team items taken from conversations (`found`, item id -> whose), by sharing the
+        experiment or by `adding` them to a shared one: only the person whose chats they are may, on
+        confirming."""
         others = sorted(item for item, who in found.items() if who != self.owner)
         if others:
-            raise ChatItemsNeedConfirmationError(
-                f"The experiment {name!r} has items taken from someone else's conversations "
-                f"({', '.join(others)}); only that person can share them. Remove those items to share it.",
-                others,
-            )
-        if found and not confirmed:
-            mine = sorted(found)
-            raise ChatItemsNeedConfirmationError(
-                f"These items of {name!r} came from your conversations: {', '.join(mine)}. Sharing shows "
-                "them to the team; confirm to share them.",
-                mine,
-            )
+            raise ChatItemsNeedConfirmationError(_chat_words(adding, False, name, others), others)
+        mine = sorted(found)
+        if mine and not confirmed:
+            raise ChatItemsNeedConfirmationError(_chat_words(adding, True, name, mine), mine)
+
+
+# What a refusal over chat items says, by (adding them to a shared experiment, the person's own chats).
+_CHAT_WORDS = {
+    (False, False): "The experiment {name!r} has items taken from someone else's conversations "
+    "({items}); only that person can share them. Remove those items to share it.",
+    (False, True): "These items of {name!r} came from your conversations: {items}. Sharing shows them "
+    "to the team; confirm to share them.",
+    (True, False): "Items taken from someone else's conversations ({items}) would be added to the "
+    "shared experiment {name!r}; only that person can add them. Remove those items to save it; nothing "
+    "was saved.",
+    (True, True): "The experiment {name!r} is shared: the team will see these items from your "
+    'conversations once it is saved: {items}. Confirm under "Add from conversations" that the team '
+    "may see them, then save again; nothing was saved.",
+}
+
+
+def _chat_words(adding: bool, mine: bool, name: str, items: list[str]) -> str:
+    return _CHAT_WORDS[adding, mine].format(name=name, items=", ".join(items))

@@ -16,9 +16,16 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from pydantic import ValidationError
 from sqlalchemy import delete, func, insert, select, update
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
-from yiem.experiments._access import Access, Sharing, chat_items, check_sharing
+from yiem.experiments._access import (
+    Access,
+    Sharing,
+    added_chat_items,
+    chat_items,
+    check_sharing,
+    with_stored_chat_items,
+)
 from yiem.experiments._outcome import ItemOutcome
 from yiem.experiments._outcome_rows import OutcomeRows
 from yiem.experiments._results import ExperimentResult, RunStatus
@@ -26,6 +33,7 @@ from yiem.experiments._spec import RunSpec
 from yiem.experiments._variant import Variant
 from yiem.identity import LOCAL_OWNER_ID
 from yiem.store import (
+    PRIVATE,
     ConversationStore,
     StoreError,
     conversations,
@@ -87,6 +95,10 @@ class RunRecord:
     updated_ms: int
 
 
+def _blob(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False)
+
+
 def _record(row: Any) -> ExperimentRecord:
     return ExperimentRecord(row.id, row.name, json.loads(row.data), row.updated_ms, row.owner, row.sharing)
 
@@ -107,37 +119,58 @@ class ExperimentStore:
 
     # experiments
 
-    def save_experiment(self, name: str, data: dict[str, Any], experiment_id: str | None = None) -> str:
-        """Create (this person's, private) or update an experiment's draft; returns its id."""
+    def save_experiment(
+        self,
+        name: str,
+        data: dict[str, Any],
+        experiment_id: str | None = None,
+        *,
+        confirm_chat_items: bool = False,
+    ) -> str:
+        """Create (this person's, private) or update an experiment's draft; returns its id.
+
+        Items from this person's conversations added to a shared experiment are saved only with
+        `confirm_chat_items` (the team sees them at once); the stored record of whose chats items came
+        from is kept whatever `data` says of it.
+        """
         now = _now_ms()
         name = replace_lone_surrogates(name)  # JSON's "\ud800" cannot be written as UTF-8
-        blob = json.dumps(replace_lone_surrogates(data), ensure_ascii=False)
+        data = replace_lone_surrogates(data)
         with self.engine.begin() as conn:
             if experiment_id is not None:
                 row = conn.execute(select(experiments).where(experiments.c.id == experiment_id)).first()
                 if row is not None:
-                    if not conn.execute(
-                        select(experiments.c.id).where(
-                            experiments.c.id == experiment_id, self.access.visible()
-                        )
-                    ).first():
-                        raise _missing(experiment_id)
-                    self.access.require_edit(row.owner, row.sharing, row.name)
-                    if name != row.name:
-                        self.access.require_manage(row.owner, row.name, "rename")
+                    data = self._checked_update(conn, row, name, data, confirm_chat_items)
                     conn.execute(
                         update(experiments)
                         .where(experiments.c.id == experiment_id)
-                        .values(name=name, data=blob, updated_ms=now)
+                        .values(name=name, data=_blob(data), updated_ms=now)
                     )
                     return experiment_id
             new_id = experiment_id or uuid.uuid4().hex
             conn.execute(
                 insert(experiments).values(
-                    id=new_id, name=name, data=blob, created_ms=now, updated_ms=now, owner=self.owner
+                    id=new_id, name=name, data=_blob(data), created_ms=now, updated_ms=now, owner=self.owner
                 )
             )
         return new_id
+
+    def _checked_update(
+        self, conn: Connection, row: Any, name: str, data: dict[str, Any], confirmed: bool
+    ) -> dict[str, Any]:
+        """`data` as it may be stored over the row, or the reason it may not (`StoreError`)."""
+        visible = select(experiments.c.id).where(experiments.c.id == row.id, self.access.visible())
+        if not conn.execute(visible).first():
+            raise _missing(row.id)
+        self.access.require_edit(row.owner, row.sharing, row.name)
+        if name != row.name:
+            self.access.require_manage(row.owner, row.name, "rename")
+        stored = json.loads(row.data)
+        data = with_stored_chat_items(stored, data)
+        if row.sharing != PRIVATE:
+            added = added_chat_items(stored, data)
+            self.access.require_chat_confirmation(added, row.name, confirmed, adding=True)
+        return data
 
     def experiment_named(self, name: str) -> str:
         """The id of this person's most recent experiment with this name, created empty when there is none."""
@@ -195,7 +228,7 @@ class ExperimentStore:
         record = self.get_experiment(experiment_id)
         self.access.require_manage(record.owner, record.name, "share")
         if wanted != "private":
-            self.access.require_chat_confirmation(record.data, record.name, confirm_chat_items)
+            self.access.require_chat_confirmation(record.chat_items, record.name, confirm_chat_items)
         with self.engine.begin() as conn:
             conn.execute(update(experiments).where(experiments.c.id == experiment_id).values(sharing=wanted))
 
@@ -275,7 +308,9 @@ class ExperimentStore:
         return spec
 
     def set_status(self, run_id: str, status: RunStatus, stop_reason: str | None = None) -> None:
+        """Mark the run (stopped, finished, running again) if this person may edit its experiment."""
         with self.engine.begin() as conn:
+            self._editable_run(conn, run_id, "its status was not changed")
             conn.execute(
                 update(experiment_runs)
                 .where(experiment_runs.c.id == run_id)
@@ -332,15 +367,8 @@ class ExperimentStore:
         conversation ids (the stored copies keep no messages)."""
         now = _now_ms()
         with self.engine.begin() as conn:
-            experiment_id = conn.execute(
-                select(experiment_runs.c.experiment_id).where(
-                    experiment_runs.c.id == run_id, experiment_runs.c.id.in_(self.access.visible_runs())
-                )
-            ).scalar()
-            if experiment_id is None:
-                raise ExperimentNotFoundError(
-                    f"No experiment run with id {run_id!r}{_NOT_SHARED}; the item was not saved."
-                )
+            experiment_id = self._editable_run(conn, run_id, "the item was not saved")
+            # The rows written are the runner's (this person's), whoever owns the experiment.
             tags = {"experiment_id": experiment_id, "run_id": run_id, "owner": self.owner}
             rows = OutcomeRows(run_id, tags)
             recorded = [rows.add(outcome, now) for outcome in outcomes]
@@ -355,6 +383,20 @@ class ExperimentStore:
                     conn.execute(insert(table), values)
             conn.execute(update(experiment_runs).where(experiment_runs.c.id == run_id).values(updated_ms=now))
         return recorded
+
+    def _editable_run(self, conn: Connection, run_id: str, consequence: str) -> str:
+        """The run's experiment id, if this person sees it and may edit it (the experiment's rule)."""
+        row = conn.execute(
+            select(experiments.c.id, experiments.c.owner, experiments.c.sharing, experiments.c.name)
+            .join(experiment_runs, experiment_runs.c.experiment_id == experiments.c.id)
+            .where(experiment_runs.c.id == run_id, self.access.visible())
+        ).first()
+        if row is None:
+            raise ExperimentNotFoundError(
+                f"No experiment run with id {run_id!r}{_NOT_SHARED}; {consequence}."
+            )
+        self.access.require_edit(row.owner, row.sharing, row.name)
+        return str(row.id)
 
     def recorder(self, run_id: str) -> StoreRecorder:
         """What `run_experiment(recorder=...)` writes through."""
@@ -409,7 +451,8 @@ def resume_experiment(
     """Run what a stored run has left (after a Stop or a restart); finished items are not run again.
 
     `variants` replace stored ones by name (a client object or a key is never stored); `options`:
-    see `RunOptions`.
+    see `RunOptions`. Only someone who may edit the run's experiment resumes it (`set_status` refuses
+    the others before anything runs); what the resume stores is theirs, as any run's is its runner's.
     """
     from yiem.experiments._runner import run_spec
 
