@@ -17,6 +17,7 @@ import jsonschema
 import re2
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
+from yiem._unicode import replace_lone_surrogates
 from yiem.amounts import dollars, duration
 from yiem.errors import json_error_words
 from yiem.experiments._code_scorer import CodeScorerError, run_code_scorer
@@ -121,7 +122,8 @@ class Regex(_Scorer):
         return self
 
     def grade(self, item: DatasetItem, outcome: ItemOutcome) -> tuple[float, str]:
-        match = self._compiled.search(outcome.output)
+        # RE2 works on UTF-8, which a lone surrogate (a model's JSON "\ud800") cannot be encoded in.
+        match = self._compiled.search(replace_lone_surrogates(outcome.output))
         if match is None:
             return 0.0, f"no match for /{_short(self.pattern)}/"
         return 1.0, f"matched {_short(match.group(0))!r}"
