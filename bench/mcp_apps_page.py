@@ -181,9 +181,9 @@ def describe(found: list[Draw]) -> dict[str, Any]:
         "response_to_result_data_ms": median([at - draw.response for draw, at in carried]),
         "result_data_to_drawn_ms": median([draw.seen - at for draw, at in carried]),
         "response_to_document_start_ms": median([draw.document - draw.response for draw in found]),
-        "document_start_to_own_draw_ms": median(
-            [draw.parsed - draw.document for draw in found if draw.parsed is not None]
-        ),
+        "document_start_to_drawn_ms": median([draw.seen - draw.document for draw in found]),
+        # When the result came before the document had drawn, its first frame already shows the result.
+        "drew_loading_first": sum(draw.parsed is not None for draw in found),
         "largest_clock_skew_ms": max(abs(draw.skew) for draw in found),
         "each_ms": [round(draw.latency) for draw in found],
     }
