@@ -111,14 +111,8 @@ class PanelViewServer(HostileViewServer):
     def __init__(self) -> None:
         super().__init__("view")
         self.tools = [dict(tool) for tool in TOOLS]
+        self.views = {URI: VIEW}
         self.counts = {"count": 0, "bump": 0}
-
-    def _answer(
-        self, method: str, params: dict[str, Any], request_id: Any, send: Send
-    ) -> dict[str, Any] | None:
-        if method == "resources/read" and params.get("uri") == URI:
-            return {"contents": [{"uri": URI, "mimeType": "text/html;profile=mcp-app", "text": VIEW}]}
-        return super()._answer(method, params, request_id, send)
 
     def _call(
         self, name: str, args: dict[str, Any], params: dict[str, Any], request_id: Any, send: Send

@@ -25,7 +25,7 @@ from tests.fixtures.browser import (
     start_streamlit,
 )
 from tests.fixtures.mcp import StdioServer
-from tests.fixtures.mcp_apps import panel_view_stdio
+from tests.fixtures.mcp_apps import panel_view_stdio, servers_env
 from tests.scripted_http import openai_chunk, openai_text_stream, sse
 from tests.ui.test_browser_chat_stop import (
     CHAT_INPUT,
@@ -44,7 +44,7 @@ VIEW_FRAME = 'iframe[title^="The view of"]'
 
 
 class TimeAskingModel(ToolCallingModel):
-    """Calls `get-time` (or its class's `tool`) for a new question; after its result, answers in words."""
+    """Calls `get-time` (or the tool set as `tool`) for a new question; after its result, answers in words."""
 
     tool = TOOL
 
@@ -73,34 +73,13 @@ def time_model() -> Iterator[TimeAskingModel]:
 
 @pytest.fixture
 def app_with_views(tmp_path: Path, basic_view_stdio: StdioServer) -> Iterator[StreamlitApp]:
-    server = {"command": basic_view_stdio.command, "args": list(basic_view_stdio.args)}
-    config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": {"basic": server}}))
-    with start_streamlit(tmp_path, env={"YIEM_MCP_CONFIG": str(config)}) as app:
+    with start_streamlit(tmp_path, env=servers_env(tmp_path, {"basic": basic_view_stdio})) as app:
         yield app
-
-
-class PanelAskingModel(TimeAskingModel):
-    """Calls tests/mcp_servers/panel_view.py's `panel`, whose view has a tool meant only for it."""
-
-    tool = "panel"
-
-
-@pytest.fixture
-def panel_model() -> Iterator[PanelAskingModel]:
-    server = PanelAskingModel()
-    yield server
-    server.close()
 
 
 @pytest.fixture
 def app_with_panel(tmp_path: Path) -> Iterator[StreamlitApp]:
-    panel = panel_view_stdio()
-    config = tmp_path / "mcp.json"
-    config.write_text(
-        json.dumps({"mcpServers": {"panel": {"command": panel.command, "args": list(panel.args)}}})
-    )
-    with start_streamlit(tmp_path, env={"YIEM_MCP_CONFIG": str(config)}) as app:
+    with start_streamlit(tmp_path, env=servers_env(tmp_path, {"panel": panel_view_stdio()})) as app:
         yield app
 
 
@@ -167,11 +146,12 @@ def test_a_reopened_chat_whose_server_is_gone_draws_the_kept_copy_and_says_so(
 
 
 def test_a_view_in_the_chat_calls_a_tool_meant_only_for_it_on_the_pages_session(
-    app_with_panel: StreamlitApp, panel_model: PanelAskingModel, page: Any
+    app_with_panel: StreamlitApp, time_model: TimeAskingModel, page: Any
 ) -> None:
+    time_model.tool = "panel"  # tests/mcp_servers/panel_view.py's, whose view has a tool only for it
     open_app(page, app_with_panel.url)
     page.locator(CHAT_INPUT).wait_for()
-    _use_model_and_tool(page, panel_model, "panel")
+    _use_model_and_tool(page, time_model, "panel")
     _send(page, "Show me the panel.")
     page.get_by_text(ANSWER).first.wait_for(timeout=60_000)
     _wait_idle(page)

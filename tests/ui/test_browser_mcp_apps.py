@@ -6,7 +6,6 @@ Each step waits for the state it asserts. Screenshots go to tests/artifacts/.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from playwright.sync_api import expect
 
 from tests.fixtures.browser import StreamlitApp, open_app, screenshot, script_run, start_streamlit
 from tests.fixtures.mcp import StdioServer
-from tests.fixtures.mcp_apps import hostile_view_stdio
+from tests.fixtures.mcp_apps import hostile_view_stdio, servers_env
 from tests.ui.test_browser_accessibility import blocking_violations, describe
 from ui.app_view import INITIAL_HEIGHT
 
@@ -34,14 +33,8 @@ _CONTENT_HEIGHT = """(html) => { const was = html.style.height; html.style.heigh
 @pytest.fixture
 def views_app(tmp_path: Path, basic_view_stdio: StdioServer) -> Iterator[StreamlitApp]:
     """The app with two servers configured: the basic example and our hostile view."""
-    hostile = hostile_view_stdio()
-    servers = {
-        "basic": {"command": basic_view_stdio.command, "args": list(basic_view_stdio.args)},
-        "hostile": {"command": hostile.command, "args": list(hostile.args)},
-    }
-    config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": servers}))
-    with start_streamlit(tmp_path, env={"YIEM_MCP_CONFIG": str(config)}) as app:
+    env = servers_env(tmp_path, {"basic": basic_view_stdio, "hostile": hostile_view_stdio()})
+    with start_streamlit(tmp_path, env=env) as app:
         yield app
 
 

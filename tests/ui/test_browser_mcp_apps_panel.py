@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.fixtures.browser import StreamlitApp, count_script_runs, screenshot, script_run, start_streamlit
-from tests.fixtures.mcp_apps import panel_view_stdio
+from tests.fixtures.mcp_apps import panel_view_stdio, servers_env
 from tests.mcp_servers.panel_view import LINK, PANEL_HEIGHT
 from tests.ui.test_browser_mcp_apps import VIEW_FRAME, _call_tool
 
@@ -25,11 +25,7 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture
 def panel_app(tmp_path: Path) -> Iterator[StreamlitApp]:
-    panel = panel_view_stdio()
-    config = tmp_path / "mcp.json"
-    servers = {"panel": {"command": panel.command, "args": list(panel.args)}}
-    config.write_text(json.dumps({"mcpServers": servers}))
-    with start_streamlit(tmp_path, env={"YIEM_MCP_CONFIG": str(config)}) as app:
+    with start_streamlit(tmp_path, env=servers_env(tmp_path, {"panel": panel_view_stdio()})) as app:
         yield app
 
 
