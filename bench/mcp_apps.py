@@ -10,6 +10,10 @@ Markdown for docs/benchmarks.md.
   shows the result's time. Beside it, the old measure: mounted with the result, timed from the mount.
   The floor, in the same run: the same document in a plain sandboxed frame, timed until its own
   "Loading..." is on screen (it parsed and drew, with no bridge and no result).
+- **On the real Tools page** (bench/mcp_apps_page.py): the same view in the real app, from the moment
+  Python holds the tools/call response (the protocol log's stamp) to the result on screen in the view,
+  so the Streamlit run that carries the result to the component is in it; the peer is the same app
+  with Streamlit's default full garbage collection after every script run.
 - **Chat rerun**: a conversation with 20 tool calls whose tool has a view (closed, as a reopened chat
   shows them), opened in the real app under AppTest, median of reruns; the peer is the same
   conversation stored without the views.
@@ -32,6 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.mcp_apps_page import DEFAULT_GC, describe, tools_page_draws  # noqa: E402
 from ui.app_view import srcdoc  # noqa: E402
 from yiem.mcp import McpClient  # noqa: E402
 from yiem.mcp.apps import allow_attribute, content_security_policy, read_view, tool_view_uri  # noqa: E402
@@ -246,6 +251,11 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=20)
     args = parser.parse_args()
     ours, mounted, floor = first_draws(args.draws)
+    loads = [round(os.getloadavg()[0], 1)]
+    on_page = describe(tools_page_draws(args.draws))
+    loads.append(round(os.getloadavg()[0], 1))
+    with_gc = describe(tools_page_draws(args.draws, DEFAULT_GC))
+    loads.append(round(os.getloadavg()[0], 1))
     _, wire, _ = _basic_view()
     with_views, without, toggles = chat_reruns(args.calls, args.reruns, wire)
     if toggles != args.calls:
@@ -263,13 +273,20 @@ def main() -> None:
         f"{args.draws}) | {mounted_ms:.0f} ms | {floor_ms:.0f} ms (plain frame, document drawn) "
         f"| {mounted_ms / floor_ms:.2f} × |"
     )
+    page_ms, gc_ms = on_page["response_to_drawn_ms"], with_gc["response_to_drawn_ms"]
+    print(
+        f"| basic example view on the real Tools page, Python's tools/call response to the result on "
+        f"screen (median of {args.draws}) | {page_ms:.0f} ms | {gc_ms:.0f} ms (Streamlit's default GC "
+        f"after every run) | {page_ms / gc_ms:.2f} × |"
+    )
     print(
         f"| Chat page rerun, {args.calls} tool calls with views (median of {args.reruns}) | "
         f"{with_views:.3f} s | {without:.3f} s (same chat, no views) | {with_views / without:.2f} × |"
     )
     figures = {"arrival_ms": ours, "mount_ms": mounted, "floor_ms": floor}
     print(json.dumps({name: [round(x) for x in values] for name, values in figures.items()}))
-    print(f"load average {os.getloadavg()[0]:.1f}")
+    print(json.dumps({"tools_page": on_page, "tools_page_default_gc": with_gc}, indent=2))
+    print(f"load average {os.getloadavg()[0]:.1f}; before and after the Tools page draws: {loads}")
 
 
 if __name__ == "__main__":

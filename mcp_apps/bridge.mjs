@@ -9,6 +9,7 @@ import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/
 const FLOOD_LIMIT = 200;
 const FLOOD_WINDOW_MS = 10000;
 const SIZE_WAIT_MS = 5000;
+const SIZE_WORDS = "The view has not reported its size, so it is shown at a fixed height.";
 const views = new WeakMap();
 
 class View {
@@ -52,9 +53,16 @@ class View {
     this.frame.srcdoc = data.html;
     this.bridge = this.makeBridge(data);
     this.bridge.connect(new PostMessageTransport(this.frame.contentWindow, this.frame.contentWindow));
-    this.sizeTimer = setTimeout(() => {
-      if (!this.sized) this.say("The view has not reported its size, so it is shown at a fixed height.");
-    }, SIZE_WAIT_MS);
+    // Chromium runs no animation frames in a cross-origin frame that is off screen, and views measure
+    // themselves in one: the wait for a size report starts once the frame is first on screen.
+    this.onScreen = new IntersectionObserver((entries) => {
+      if (!entries.some((entry) => entry.isIntersecting)) return;
+      this.onScreen.disconnect();
+      this.sizeTimer = setTimeout(() => {
+        if (!this.sized) this.say(SIZE_WORDS);
+      }, SIZE_WAIT_MS);
+    });
+    this.onScreen.observe(this.frame);
   }
 
   makeBridge(data) {
@@ -82,6 +90,7 @@ class View {
     bridge.onloggingmessage = (params) => this.ask("notifications/message", params, false);
     bridge.onsizechange = ({ height }) => {
       this.sized = true;
+      if (this.note.textContent === SIZE_WORDS) this.say("");  // a late report: the note no longer holds
       if (typeof height === "number" && height > 0) {
         this.frame.style.height = `${Math.min(Math.ceil(height), this.maxHeight)}px`;
       }
@@ -161,6 +170,7 @@ class View {
 
   destroy() {
     clearTimeout(this.sizeTimer);
+    this.onScreen.disconnect();
     window.removeEventListener("message", this.onWindowMessage, true);
     this.bridge.close().catch(() => {});
     this.box.remove();

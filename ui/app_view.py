@@ -17,9 +17,11 @@ from typing import Any
 
 import streamlit as st
 
-from ui.state import view_answers, view_notice, view_state
-from yiem.mcp import CallToolResult, McpError, McpTool
-from yiem.mcp.apps import AppView, allow_attribute, content_security_policy
+from ui.state import TOOL_HISTORY, view_answers, view_notice, view_state
+from yiem.explorer import CallRecord, ToolCallRun
+from yiem.mcp import CallToolResult, McpClient, McpError, McpTool
+from yiem.mcp.apps import AppView, McpAppError, allow_attribute, content_security_policy
+from yiem.tool_registry import ToolRegistry
 
 _BUNDLE = Path(__file__).resolve().parents[1] / "mcp_apps" / "bridge.js"
 _CSS = """
@@ -29,6 +31,9 @@ _CSS = """
 .yiem-view-note:empty { display: none; }
 """
 MAX_HEIGHT = 800
+INITIAL_HEIGHT = 360  # until the view reports its size
+# A call a view makes waits this long for its answer before the view is told it timed out.
+_VIEW_CALL_TIMEOUT_S = 60.0
 _DOCTYPE = re.compile(r"^\s*<!doctype[^>]*>", re.IGNORECASE)
 # Runs first in the view's document: tells the host what its policy stopped, so the page can say so.
 _WATCH = (
@@ -82,6 +87,34 @@ class ViewHost:
     put_message: Callable[[str], str] | None = None  # returns the words that say where the text went
 
 
+def session_host(
+    server: str, client: McpClient, registry: ToolRegistry, put_message: Callable[[str], str] | None = None
+) -> ViewHost:
+    """A view's host on the page's own session, for the Tools page and Chat alike.
+
+    Its tools are looked up in the server's whole list (a tool meant only for its view is the view's
+    to call), and each call is run and recorded as the Tools page's own: it lands in the History, and
+    in the protocol log, which is the session's."""
+    history: list[CallRecord] = TOOL_HISTORY.setdefault(list)
+
+    def call_tool(name: str, arguments: dict[str, Any]) -> CallToolResult:
+        run = ToolCallRun(client, server, name, arguments, timeout=_VIEW_CALL_TIMEOUT_S).start()
+        run.wait(_VIEW_CALL_TIMEOUT_S + 5)
+        record = run.record
+        history.append(record)
+        if record.result is None:
+            raise McpAppError(record.error or f"{name} did not answer.")
+        return record.result
+
+    return ViewHost(
+        server=server,
+        tool=lambda name: registry.mcp_tool(server, name),
+        call_tool=call_tool,
+        read_resource=client.read_resource,
+        put_message=put_message,
+    )
+
+
 def draw_app_view(
     view: AppView,
     *,
@@ -113,7 +146,7 @@ def draw_app_view(
             "theme": theme,
             "hostVersion": "1",
             "maxHeight": MAX_HEIGHT,
-            "initialHeight": 360,
+            "initialHeight": INITIAL_HEIGHT,
             "border": view.prefers_border is not False,
             "toolInput": arguments,
             "toolResult": result.to_wire() if result is not None else None,

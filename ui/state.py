@@ -14,6 +14,7 @@ import streamlit as st
 
 if TYPE_CHECKING:
     import threading
+    from datetime import datetime
 
     import pandas as pd
 
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
     from yiem.identity import Owner
     from yiem.llm import LlmClient
     from yiem.mcp import McpClient, McpResourceTemplate, McpServerConfig, McpTool, ResourceContents
-    from yiem.mcp.apps import ViewCache
     from yiem.model_setup import ModelSetup
     from yiem.store import ConversationStore
     from yiem.tool_registry import ToolRegistry
@@ -163,7 +163,7 @@ PROMPT_TEXT: Key[str] = Key("prompt-text")
 PARKED_RUNS: Key[Any] = Key("chat-parked-runs")  # ui.chat.questions.ParkedRuns (a layer above)
 DELETING: Key[str] = Key("yiem_delete")  # the conversation whose delete waits for a yes
 TEMPORARY_CHAT: Key[bool] = Key("temporary-chat")
-CHAT_VIEWS: Key[ViewCache] = Key("chat-views")
+KEPT_VIEWS: Key[set[tuple[str, str, datetime]]] = Key("chat-kept-views")  # (server, URI, read at) stored
 
 
 def attach_box(round_: int) -> Key[list[Any]]:
@@ -288,7 +288,6 @@ TASK_NOTE: Key[dict[str, str]] = Key("tools-task-note")  # server -> what the la
 SUBSCRIBED: Key[dict[str, set[str]]] = Key("tools-subscribed")  # server -> URIs
 TEMPLATES: Key[dict[str, list[McpResourceTemplate]]] = Key("tools-templates")
 TEMPLATE_CONTENTS: Key[tuple[str, str, Any]] = Key("tools-template-contents")
-TOOLS_VIEWS: Key[ViewCache] = Key("tools-views")
 
 
 def chosen_resource(server: str) -> Key[str]:

@@ -13,7 +13,7 @@ from typing import Any, get_type_hints
 from pydantic import ConfigDict, TypeAdapter, create_model
 
 from yiem.errors import YiemError
-from yiem.mcp.apps import tool_view_uri, visible_to_model
+from yiem.mcp.apps import ViewCache, tool_view_uri, visible_to_model
 from yiem.mcp.client import McpClient
 from yiem.mcp.models import (
     AudioBlock,
@@ -109,6 +109,8 @@ class _McpServer:
         self.client = client
         # MCP tool name -> the name the agent knows it by (`server__tool` after a clash).
         self.chat_names: dict[str, str] = {}
+        # Every tool as last listed, those meant only for their view too (a view may call them).
+        self.tools: dict[str, McpTool] = {}
 
 
 class ToolRegistry:
@@ -119,6 +121,9 @@ class ToolRegistry:
         self._servers: dict[str, _McpServer] = {}
         self._lock = threading.RLock()
         self.on_change: Callable[[ToolRegistry], None] | None = None
+        # The views of the servers' tools, kept while the tool list they were read under stands: a
+        # server listed again (connected anew, its tools changed or refreshed) or removed loses them.
+        self.views = ViewCache()
 
     @property
     def tools(self) -> dict[str, AgentTool]:
@@ -137,6 +142,12 @@ class ToolRegistry:
         with self._lock:
             found = self._servers.get(server)
             return dict(found.chat_names) if found is not None else {}
+
+    def mcp_tool(self, server: str, name: str) -> McpTool | None:
+        """A connected server's tool as last listed, one meant only for its view too; None when unknown."""
+        with self._lock:
+            found = self._servers.get(server)
+            return found.tools.get(name) if found is not None else None
 
     def add_tool(self, tool: AgentTool) -> AgentTool:
         """Add a ready-made tool; its name must be free."""
@@ -189,6 +200,7 @@ class ToolRegistry:
                 return
             for tool_name in server.chat_names.values():
                 self._tools.pop(tool_name, None)
+        self.views.forget(name)
         self._changed()
 
     def refresh(self, name: str) -> list[str]:
@@ -217,6 +229,8 @@ class ToolRegistry:
                 self._tools[tool.name] = tool
                 chat_names[mcp_tool.name] = tool.name
             server.chat_names = chat_names
+            server.tools = {mcp_tool.name: mcp_tool for mcp_tool in mcp_tools}
+        self.views.forget(server.name)
         self._changed()
 
     def _wrap_mcp_tool(self, server: _McpServer, mcp_tool: McpTool) -> AgentTool:

@@ -6,12 +6,13 @@ server-cohort-heatmap); tests/mcp_servers/hostile_view.py serves views that are 
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
 
 from tests.fixtures.mcp import StdioServer
-from tests.fixtures.mcp_apps import hostile_view_stdio
+from tests.fixtures.mcp_apps import hostile_view_stdio, panel_view_stdio
 from yiem.mcp import McpClient, McpTool, ResourceContents
 from yiem.mcp.apps import (
     EXTENSION_ID,
@@ -195,3 +196,40 @@ def test_a_tool_meant_only_for_its_view_is_not_offered_to_the_model() -> None:
         assert list(registry.chat_names("hostile")) == ["probe"]
     finally:
         client.close()
+
+
+def test_a_tool_meant_only_for_its_view_is_still_found_for_the_view() -> None:
+    from yiem.tool_registry import ToolRegistry
+
+    registry = ToolRegistry()
+    with _client(panel_view_stdio()) as client:
+        registry.add_mcp_server("panel", client)
+        assert "panel-refresh" not in registry.chat_names("panel")
+        found = registry.mcp_tool("panel", "panel-refresh")
+        assert found is not None and tool_view_uri(found) == "ui://panel/view.html"
+        assert registry.mcp_tool("panel", "no-such-tool") is None
+        assert registry.mcp_tool("elsewhere", "panel-refresh") is None
+
+
+def test_a_servers_views_are_read_again_once_its_tools_change_or_it_reconnects() -> None:
+    from yiem.tool_registry import ToolRegistry
+
+    registry = ToolRegistry()
+    uri = "ui://panel/view.html"
+    with _client(panel_view_stdio()) as client:
+        registry.add_mcp_server("panel", client)
+        first = registry.views.load(client, "panel", uri)
+        assert registry.views.load(client, "panel", uri) is first  # kept while the tools stand
+        client.call_tool("change_tools")  # the server adds a tool and says its list changed
+        deadline = time.monotonic() + 10
+        while registry.views.get("panel", uri) is not None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert registry.views.get("panel", uri) is None
+        second = registry.views.load(client, "panel", uri)
+        assert second is not first
+        registry.remove_mcp_server("panel")
+        assert registry.views.get("panel", uri) is None
+    with _client(panel_view_stdio()) as again:
+        registry.views.load(again, "panel", uri)  # read before the server's tools are listed
+        registry.add_mcp_server("panel", again)  # connected anew: its views may have changed
+        assert registry.views.get("panel", uri) is None

@@ -69,11 +69,12 @@ document.getElementById("flood").addEventListener("click", () => {
 
 
 class HostileViewServer(ScriptedServer):
-    """`probe` and its view, served as the flag says."""
+    """`probe` and its view, served as the flag says; a subclass serves its own `views` (URI -> HTML)."""
 
     def __init__(self, views_as: str) -> None:
         super().__init__()
         self.tools = [dict(PROBE), dict(VIEW_ONLY)]
+        self.views = {URI: VIEW}
         self.views_as = views_as
 
     def _answer(
@@ -84,11 +85,17 @@ class HostileViewServer(ScriptedServer):
             answer["capabilities"]["resources"] = {}
             return answer
         if method == "resources/list":
-            return {"resources": [{"uri": URI, "name": "probe", "mimeType": self._mime()}]}
+            return {
+                "resources": [
+                    {"uri": uri, "name": uri.rsplit("/", 1)[-1].split(".")[0], "mimeType": self._mime()}
+                    for uri in self.views
+                ]
+            }
         if method == "resources/read":
-            if self.views_as == "missing" or params.get("uri") != URI:
-                raise LookupError(f"Resource not found: {params.get('uri')}")
-            return {"contents": [{"uri": URI, "mimeType": self._mime(), "text": VIEW}]}
+            uri = params.get("uri")
+            if self.views_as == "missing" or uri not in self.views:
+                raise LookupError(f"Resource not found: {uri}")
+            return {"contents": [{"uri": uri, "mimeType": self._mime(), "text": self.views[uri]}]}
         return super()._answer(method, params, request_id, send)
 
     def _mime(self) -> str:

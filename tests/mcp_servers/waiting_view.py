@@ -63,14 +63,8 @@ class WaitingViewServer(HostileViewServer):
     def __init__(self, release: Path) -> None:
         super().__init__("view")
         self.tools = [dict(tool) for tool in TOOLS]
+        self.views = {URI: VIEW}
         self.release = release
-
-    def _answer(
-        self, method: str, params: dict[str, Any], request_id: Any, send: Send
-    ) -> dict[str, Any] | None:
-        if method == "resources/read" and params.get("uri") == URI:
-            return {"contents": [{"uri": URI, "mimeType": "text/html;profile=mcp-app", "text": VIEW}]}
-        return super()._answer(method, params, request_id, send)
 
     def _call(
         self, name: str, args: dict[str, Any], params: dict[str, Any], request_id: Any, send: Send

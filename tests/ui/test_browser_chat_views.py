@@ -25,6 +25,7 @@ from tests.fixtures.browser import (
     start_streamlit,
 )
 from tests.fixtures.mcp import StdioServer
+from tests.fixtures.mcp_apps import panel_view_stdio, servers_env
 from tests.scripted_http import openai_chunk, openai_text_stream, sse
 from tests.ui.test_browser_chat_stop import (
     CHAT_INPUT,
@@ -43,7 +44,9 @@ VIEW_FRAME = 'iframe[title^="The view of"]'
 
 
 class TimeAskingModel(ToolCallingModel):
-    """Calls `get-time` for a new question; after its result, answers in words."""
+    """Calls `get-time` (or the tool set as `tool`) for a new question; after its result, answers in words."""
+
+    tool = TOOL
 
     def reply(self, messages: list[dict[str, Any]]) -> list[bytes]:
         if messages[-1]["role"] == "user":
@@ -51,7 +54,7 @@ class TimeAskingModel(ToolCallingModel):
                 "index": 0,
                 "id": "call_time",
                 "type": "function",
-                "function": {"name": TOOL, "arguments": "{}"},
+                "function": {"name": self.tool, "arguments": "{}"},
             }
             return [
                 openai_chunk({"role": "assistant", "content": None, "tool_calls": [call]}),
@@ -70,10 +73,13 @@ def time_model() -> Iterator[TimeAskingModel]:
 
 @pytest.fixture
 def app_with_views(tmp_path: Path, basic_view_stdio: StdioServer) -> Iterator[StreamlitApp]:
-    server = {"command": basic_view_stdio.command, "args": list(basic_view_stdio.args)}
-    config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": {"basic": server}}))
-    with start_streamlit(tmp_path, env={"YIEM_MCP_CONFIG": str(config)}) as app:
+    with start_streamlit(tmp_path, env=servers_env(tmp_path, {"basic": basic_view_stdio})) as app:
+        yield app
+
+
+@pytest.fixture
+def app_with_panel(tmp_path: Path) -> Iterator[StreamlitApp]:
+    with start_streamlit(tmp_path, env=servers_env(tmp_path, {"panel": panel_view_stdio()})) as app:
         yield app
 
 
@@ -137,3 +143,29 @@ def test_a_reopened_chat_whose_server_is_gone_draws_the_kept_copy_and_says_so(
         ).to_be_visible(timeout=60_000)
         expect(view.locator("#server-time")).to_have_text(stamp, timeout=60_000)
         screenshot(page, "mcp-apps-chat-view-copy")
+
+
+def test_a_view_in_the_chat_calls_a_tool_meant_only_for_it_on_the_pages_session(
+    app_with_panel: StreamlitApp, time_model: TimeAskingModel, page: Any
+) -> None:
+    time_model.tool = "panel"  # tests/mcp_servers/panel_view.py's, whose view has a tool only for it
+    open_app(page, app_with_panel.url)
+    page.locator(CHAT_INPUT).wait_for()
+    _use_model_and_tool(page, time_model, "panel")
+    _send(page, "Show me the panel.")
+    page.get_by_text(ANSWER).first.wait_for(timeout=60_000)
+    _wait_idle(page)
+    view = _open_view(page)
+    expect(view.locator("#result")).to_have_text("result: panel ready", timeout=60_000)
+    # panel-refresh is not offered to the model, but it is the view's own to call (and read-only).
+    view.get_by_role("button", name="Refresh").click()
+    expect(view.locator("#refresh")).to_have_text("refresh: refreshed", timeout=60_000)
+    screenshot(page, "mcp-apps-chat-view-own-tool")
+
+    # The call ran on the session the Tools page shows: it is in its History (same browser session).
+    with script_run(page):
+        page.get_by_role("link", name="Tools").click()
+    with script_run(page):
+        page.get_by_role("tab", name="History").click()
+    calls = page.get_by_test_id("stExpander").filter(has_text="panel · panel-refresh —")
+    expect(calls).to_have_count(1, timeout=60_000)

@@ -6,7 +6,6 @@ Each step waits for the state it asserts. Screenshots go to tests/artifacts/.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,27 +15,26 @@ from playwright.sync_api import expect
 
 from tests.fixtures.browser import StreamlitApp, open_app, screenshot, script_run, start_streamlit
 from tests.fixtures.mcp import StdioServer
-from tests.fixtures.mcp_apps import hostile_view_stdio
+from tests.fixtures.mcp_apps import hostile_view_stdio, servers_env
 from tests.ui.test_browser_accessibility import blocking_violations, describe
+from ui.app_view import INITIAL_HEIGHT
 
 pytestmark = pytest.mark.browser
 
 _IDLE = """() => document.querySelector('[data-testid="stApp"]')
     .getAttribute('data-test-script-state') === 'notRunning'"""
 VIEW_FRAME = 'iframe[title^="The view of"]'
+# What the official SDK reports as the view's height (App.setupSizeChangedNotifications).
+_CONTENT_HEIGHT = """(html) => { const was = html.style.height; html.style.height = 'max-content';
+    const height = Math.ceil(html.getBoundingClientRect().height);
+    html.style.height = was; return height; }"""
 
 
 @pytest.fixture
 def views_app(tmp_path: Path, basic_view_stdio: StdioServer) -> Iterator[StreamlitApp]:
     """The app with two servers configured: the basic example and our hostile view."""
-    hostile = hostile_view_stdio()
-    servers = {
-        "basic": {"command": basic_view_stdio.command, "args": list(basic_view_stdio.args)},
-        "hostile": {"command": hostile.command, "args": list(hostile.args)},
-    }
-    config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": servers}))
-    with start_streamlit(tmp_path, env={"YIEM_MCP_CONFIG": str(config)}) as app:
+    env = servers_env(tmp_path, {"basic": basic_view_stdio, "hostile": hostile_view_stdio()})
+    with start_streamlit(tmp_path, env=env) as app:
         yield app
 
 
@@ -68,6 +66,12 @@ def test_the_basic_example_draws_its_view_which_calls_back_through_the_page(
     expect(time_shown).not_to_have_text("Loading...", timeout=60_000)  # the tool's result reached the view
     first = time_shown.inner_text()
     screenshot(page, "mcp-apps-basic-view")
+    # The frame follows the size the view reports (its content's height, as the SDK measures it in an
+    # animation frame, which Chromium runs only once the frame is on screen), not its first height.
+    page.locator(VIEW_FRAME).scroll_into_view_if_needed()
+    content = view.locator("html").evaluate(_CONTENT_HEIGHT)
+    assert content != INITIAL_HEIGHT, "the basic example's content is as tall as the default frame"
+    expect(page.locator(VIEW_FRAME)).to_have_css("height", f"{content}px", timeout=60_000)
 
     # get-time is not marked read-only, so the view's own call waits for the person.
     view.get_by_role("button", name="Get Server Time").click()
@@ -117,6 +121,7 @@ def test_a_hostile_view_reaches_no_other_origin_no_cookie_no_page_and_no_permiss
     expect(view.locator("#parent")).to_have_text("parent: blocked")
     expect(view.locator("#clipboard")).to_have_text("clipboard: blocked")
     expect(page.get_by_text("The view tried to reach http://127.0.0.1:9/steal")).to_be_visible(timeout=60_000)
+    page.locator(VIEW_FRAME).scroll_into_view_if_needed()  # the wait for its size starts on screen
     expect(page.get_by_text("The view has not reported its size")).to_be_visible(timeout=60_000)
     expect(view.locator("#location")).to_have_text("location: blocked")
     expect(

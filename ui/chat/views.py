@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import streamlit as st
 
-from ui.app_view import ViewHost, draw_app_view
-from ui.state import CHAT_VIEWS, STORE, TOOL_REGISTRY, UNSENT, view_key, view_notice
+from ui.app_view import ViewHost, draw_app_view, session_host
+from ui.state import KEPT_VIEWS, STORE, TOOL_REGISTRY, UNSENT, view_key, view_notice
 from yiem.mcp import CallToolResult, McpClient, McpError, McpTool
-from yiem.mcp.apps import McpAppError, ViewCache
+from yiem.mcp.apps import McpAppError
 from yiem.store import ConversationStore, StoreError, ViewCopies
 from yiem.tool_registry import ToolRegistry
 from yiem.types import AgentToolCall, ToolResultMessage
@@ -24,14 +25,6 @@ def stored_view(result: ToolResultMessage | None) -> tuple[str, str, str, dict[s
     if not isinstance(view, dict) or not isinstance(view.get("uri"), str):
         return None
     return str(details.get("server", "")), str(details.get("tool", "")), view["uri"], view.get("result") or {}
-
-
-def _mcp_tool(registry: ToolRegistry, server: str, name: str) -> McpTool | None:
-    chat_name = registry.chat_names(server).get(name)
-    tool = registry.tools.get(chat_name) if chat_name else None
-    if tool is None:
-        return None
-    return McpTool(name=name, title=tool.title, description=tool.description, annotations=tool.annotations)
 
 
 def _put_in_input(text: str) -> str:
@@ -53,35 +46,27 @@ def draw_chat_view(call: AgentToolCall, result: ToolResultMessage | None, key: s
     store: ConversationStore = STORE()
     copies = ViewCopies(store.engine, store.owner)
     client: McpClient | None = registry.servers.get(server)
-    tool = _mcp_tool(registry, server, name) if client is not None else None
+    # Looked up in the server's whole list: the chat's names leave out the tools meant only for views.
+    tool = registry.mcp_tool(server, name) if client is not None else None
     if client is None or tool is None:
         _draw_copy(copies, server, name, uri, call, wire, key)
         return
-    cache: ViewCache = CHAT_VIEWS.setdefault(lambda: ViewCache())
-    fresh = cache.get(server, uri) is None
     try:
-        view = cache.load(client, server, uri)
+        view = registry.views.load(client, server, uri)
     except McpError as error:
         st.warning(f"This tool has a view, but it cannot be drawn: {error}")
         return
-    if fresh:
+    kept: set[tuple[str, str, datetime]] = KEPT_VIEWS.setdefault(set)
+    if (server, uri, view.fetched_at) not in kept:  # each reading of a view is stored once
         try:
             copies.keep(server, view)
+            kept.add((server, uri, view.fetched_at))
         except StoreError as error:
             st.caption(f"{error} The view is drawn, but could not be kept for when {server} is gone.")
     if notice := view_notice(view_key(key)).pop():
         st.success(notice)
 
-    def call_tool(tool_name: str, arguments: dict[str, Any]) -> CallToolResult:
-        return client.call_tool(tool_name, arguments)
-
-    host = ViewHost(
-        server=server,
-        tool=lambda tool_name: _mcp_tool(registry, server, tool_name),
-        call_tool=call_tool,
-        read_resource=client.read_resource,
-        put_message=_put_in_input,
-    )
+    host = session_host(server, client, registry, put_message=_put_in_input)
     draw_app_view(
         view,
         key=view_key(key),

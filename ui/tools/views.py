@@ -2,42 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import streamlit as st
 
-from ui.app_view import ViewHost, draw_app_view
-from ui.state import TOOL_HISTORY, TOOLS_VIEWS
+from ui.app_view import draw_app_view, session_host
 from ui.tools import connect as connection
-from yiem.explorer import CallRecord, ToolCallRun, describe_error
-from yiem.mcp import CallToolResult, McpClient, McpError, McpTool
-from yiem.mcp.apps import McpAppError, ViewCache, csp_words, permission_words, tool_view_uri
-
-# A call a view makes waits this long for its answer before the view is told it timed out.
-_VIEW_CALL_TIMEOUT_S = 60.0
-
-
-def _cache() -> ViewCache:
-    cache: ViewCache = TOOLS_VIEWS.setdefault(lambda: ViewCache())
-    return cache
-
-
-def _host(server: str, client: McpClient, history: list[CallRecord]) -> ViewHost:
-    def tool(name: str) -> McpTool | None:
-        return next((t for t in connection.cached_tools(server) if t.name == name), None)
-
-    def call_tool(name: str, arguments: dict[str, Any]) -> CallToolResult:
-        # The same session and the same record as a call from the form: it shows in the history and log.
-        run = ToolCallRun(client, server, name, arguments, timeout=_VIEW_CALL_TIMEOUT_S).start()
-        run.wait(_VIEW_CALL_TIMEOUT_S + 5)
-        record = run.record
-        record.arguments = {**record.arguments}
-        history.append(record)
-        if record.result is None:
-            raise McpAppError(record.error or f"{name} did not answer.")
-        return record.result
-
-    return ViewHost(server=server, tool=tool, call_tool=call_tool, read_resource=client.read_resource)
+from yiem.explorer import CallRecord, describe_error
+from yiem.mcp import McpClient, McpError, McpTool
+from yiem.mcp.apps import csp_words, permission_words, tool_view_uri
 
 
 def draw_tool_view(
@@ -56,17 +27,16 @@ def draw_tool_view(
         st.caption(f"The call returned no result, so the view of {tool.display_name} is not drawn.")
         return
     try:
-        view = _cache().load(client, server, uri)
+        view = connection.registry().views.load(client, server, uri)
     except McpError as error:
         st.warning(f"This tool has a view, but it cannot be drawn: {describe_error(error)}")
         return
     shown, about = st.tabs(["Interactive view", "View"])
     with shown:
-        history: list[CallRecord] = TOOL_HISTORY.setdefault(list)
         draw_app_view(
             view,
             key=f"tools-view-{record.id}",
-            host=_host(server, client, history),
+            host=session_host(server, client, connection.registry()),
             tool=tool,
             arguments=record.arguments,
             result=None if waiting else record.result,
@@ -86,4 +56,7 @@ def draw_tool_view(
             if permissions
             else "- It asks for no browser permission (camera, microphone, location, clipboard)."
         )
-        st.caption(f"Read from the server at {view.fetched_at:%H:%M:%S} UTC; kept for this session.")
+        st.caption(
+            f"Read from the server at {view.fetched_at:%H:%M:%S} UTC; read again when {server} is "
+            "connected anew or its tools change."
+        )
