@@ -1,5 +1,6 @@
 """Every page's first run under AppTest (issue 28): the empty Chat's tool suggestion, offered for a
-model that is sent tools and explained for the embedded one.
+model that is sent tools and explained for the embedded one; the Experiments example's judge, left
+out in words when the embedded model is not installed.
 
 (tests/ui/test_browser_examples.py runs the examples themselves in Chromium on the embedded model.)
 """
@@ -15,10 +16,13 @@ from tests.fixtures.compare import streamed_reply
 from tests.fixtures.mcp import time_server_command
 from tests.scripted_http import ScriptedServer, json_reply
 from yiem.chat._suggestions import ADD_THE_SERVER, NO_TOOLS, PLAIN_PROMPTS, TOOL_PROMPT
+from yiem.experiments import NO_JUDGE, ExperimentStore
 from yiem.explorer import EXAMPLE_SERVER_VARIABLE
+from yiem.store import create_store_engine
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
+EXPERIMENTS = str(ROOT / "ui" / "pages" / "experiments.py")
 TIMEOUT = 60
 
 
@@ -89,3 +93,19 @@ def test_the_embedded_model_is_not_offered_a_tool_prompt_and_the_page_says_why(
         assert NO_TOOLS in _captions(at)
     finally:
         _close_servers(at)
+
+
+def test_without_the_embedded_model_the_example_has_no_judge_and_the_scorers_tab_says_why(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A provider key configured and no embedded model: what `make run` leaves on such a machine.
+    monkeypatch.setenv("YIEM_CACHE_DIR", str(tmp_path / "empty-cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-configured")
+    at = AppTest.from_file(EXPERIMENTS, default_timeout=TIMEOUT).run()
+    at.button(key="exp_start_example").click().run()
+    assert not at.exception, at.exception
+    assert NO_JUDGE in _captions(at)
+    # What is said is what was checked: a key is configured here, and the words do not deny it.
+    assert "not installed" in NO_JUDGE and "no provider key is configured" not in NO_JUDGE
+    (record,) = ExperimentStore(create_store_engine(db_url)).list_experiments()
+    assert [scorer["kind"] for scorer in record.data["scorers"]] == ["contains"]

@@ -54,9 +54,13 @@ TAB_HELP = {
 """One sentence per tab, saying what it is for (the page shows them above each tab of the example)."""
 
 RUBRIC = "Score 1 if the answer is correct and short, 0 if it is wrong."
+# Says only what `example_experiment` checks: whether the embedded model is installed. A configured
+# provider key does not make a judge (the example names no provider's model), but it is why the
+# model may be missing: `make run` builds it only when no key is configured.
 NO_JUDGE = (
-    "The model-graded scorer was left out: no model is available to judge (the embedded model is "
-    "not installed and no provider key is configured). Add one on the Scorers tab once a model is set up."
+    "The model-graded scorer was left out: its judge is the embedded model, which is not installed on "
+    "this machine (`make run` builds it only for a machine without a provider key). To judge with another "
+    "model, set the variants to a model you have set up, then add a rubric scorer on the Scorers tab."
 )
 
 
