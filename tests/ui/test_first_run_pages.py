@@ -1,6 +1,7 @@
 """Every page's first run under AppTest (issue 28): the empty Chat's tool suggestion, offered for a
 model that is sent tools and explained for the embedded one; the Experiments example's judge, left
-out in words when the embedded model is not installed.
+out in words when the embedded model is not installed, and the example offered until the person has
+an experiment of their own (someone else's shared one is not theirs).
 
 (tests/ui/test_browser_examples.py runs the examples themselves in Chromium on the embedded model.)
 """
@@ -16,7 +17,7 @@ from tests.fixtures.compare import streamed_reply
 from tests.fixtures.mcp import time_server_command
 from tests.scripted_http import ScriptedServer, json_reply
 from yiem.chat._suggestions import ADD_THE_SERVER, NO_TOOLS, PLAIN_PROMPTS, TOOL_PROMPT
-from yiem.experiments import NO_JUDGE, ExperimentStore
+from yiem.experiments import NO_JUDGE, Dataset, ExperimentStore
 from yiem.explorer import EXAMPLE_SERVER_VARIABLE
 from yiem.store import create_store_engine
 
@@ -93,6 +94,23 @@ def test_the_embedded_model_is_not_offered_a_tool_prompt_and_the_page_says_why(
         assert NO_TOOLS in _captions(at)
     finally:
         _close_servers(at)
+
+
+def test_the_example_is_offered_beside_someone_elses_shared_experiment_until_one_is_the_persons_own(
+    db_url: str,
+) -> None:
+    engine = create_store_engine(db_url)
+    anns = ExperimentStore(engine, "ann@example.com")
+    anns.share(anns.save_experiment("Ann's quiz", {"dataset": Dataset().model_dump(mode="json")}), "read")
+    at = AppTest.from_file(EXPERIMENTS, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    assert [e.name for e in ExperimentStore(engine).list_experiments()] == ["Ann's quiz"]  # seen here
+    assert "exp_start_example" in [button.key for button in at.button]
+
+    ExperimentStore(engine).save_experiment("Mine", {"dataset": Dataset().model_dump(mode="json")})
+    at = AppTest.from_file(EXPERIMENTS, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    assert "exp_start_example" not in [button.key for button in at.button]
 
 
 def test_without_the_embedded_model_the_example_has_no_judge_and_the_scorers_tab_says_why(
