@@ -1,7 +1,7 @@
 """Every page's first run under AppTest (issue 28): the empty Chat's tool suggestion, offered for a
 model that is sent tools and explained for the embedded one; the Experiments example's judge, left
 out in words when the embedded model is not installed, and the example offered until the person has
-an experiment of their own (someone else's shared one is not theirs).
+an experiment of their own (someone else's shared one is not theirs); the empty Tools page.
 
 (tests/ui/test_browser_examples.py runs the examples themselves in Chromium on the embedded model.)
 """
@@ -127,3 +127,12 @@ def test_without_the_embedded_model_the_example_has_no_judge_and_the_scorers_tab
     assert "not installed" in NO_JUDGE and "no provider key is configured" not in NO_JUDGE
     (record,) = ExperimentStore(create_store_engine(db_url)).list_experiments()
     assert [scorer["kind"] for scorer in record.data["scorers"]] == ["contains"]
+
+
+def test_the_empty_tools_page_says_what_it_is_for_and_what_to_do_first(db_url: str) -> None:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page("ui/pages/tools.py").run()
+    assert not at.exception, at.exception
+    (empty,) = [info.value for info in at.info if info.value.startswith("No MCP servers yet")]
+    assert "so you can try their tools" in empty and "let the chat call their tools" in empty
+    assert "to begin, add one below" in empty
