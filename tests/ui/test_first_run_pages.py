@@ -45,11 +45,6 @@ def _with_the_time_server(at: AppTest) -> None:
     assert not at.exception, at.exception
 
 
-def _close_servers(at: AppTest) -> None:
-    for client in at.session_state["mcp_clients"].values():
-        client.close()
-
-
 def test_a_tool_calling_model_is_offered_the_time_servers_prompt_and_sends_it_with_the_tool(
     db_url: str, monkeypatch: pytest.MonkeyPatch, scripted_server: ScriptedServer
 ) -> None:
@@ -77,7 +72,8 @@ def test_a_tool_calling_model_is_offered_the_time_servers_prompt_and_sends_it_wi
         assert chat["messages"][-1]["content"] == [{"type": "text", "text": TOOL_PROMPT}]
         assert "get_current_time" in [tool["function"]["name"] for tool in chat["tools"]]
     finally:
-        _close_servers(at)
+        for client in at.session_state["mcp_clients"].values():
+            client.close()
 
 
 def test_the_embedded_model_is_not_offered_a_tool_prompt_and_the_page_says_why(
@@ -93,7 +89,8 @@ def test_the_embedded_model_is_not_offered_a_tool_prompt_and_the_page_says_why(
         assert _suggested(at) == list(PLAIN_PROMPTS)
         assert NO_TOOLS in _captions(at)
     finally:
-        _close_servers(at)
+        for client in at.session_state["mcp_clients"].values():
+            client.close()
 
 
 def test_the_example_is_offered_beside_someone_elses_shared_experiment_until_one_is_the_persons_own(
