@@ -1,7 +1,8 @@
 """The example experiment a new person starts from: short questions, two system prompts, two scorers.
 
-It runs offline on the embedded model (SmolLM2) in well under a minute: ten items of a few words
-each, replies cut at a few dozen tokens, and the rubric judged by the same model.
+It runs offline on the embedded model (SmolLM2): ten items of a few words each, replies cut at a few
+dozen tokens, and the rubric judged by the same model. On a quiet 2-core machine a Run takes about
+9 s, on a busy one minutes (bench/example_experiment.py, docs/benchmarks.md).
 """
 
 from __future__ import annotations
