@@ -65,6 +65,7 @@ bench: setup-test
 	$(PY) bench/dashboard.py --sizes 10000 100000 1000000 --repeat 3
 	$(PY) bench/experiments.py --items 10000 --repeat 3 --http-items 1000 --peer-repeat 1 --ray
 	$(PY) bench/compare.py --rounds 5
+	$(PY) bench/example_experiment.py --rounds 3
 	$(PY) bench/mcp_apps.py --draws 15 --reruns 15
 
 clean:

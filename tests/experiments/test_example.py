@@ -3,6 +3,7 @@ llama-server), and a run's cost line figures (`ExperimentResult.cost`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from yiem import LlmModel, ModelCost, ScriptedLlm
 from yiem.experiments import (
     EXAMPLE_NAME,
+    NO_JUDGE,
     ExperimentDraft,
     Variant,
     example_experiment,
@@ -19,7 +21,7 @@ from yiem.experiments import (
     scorers,
 )
 from yiem.experiments._example import example_dataset
-from yiem.providers.local_llm import LocalLlmServer
+from yiem.providers.local_llm import SMOLLM2_VERSION, LocalLlmServer, llama_dir
 
 
 def test_the_example_is_ready_to_run_and_its_variants_differ_only_in_the_system_prompt() -> None:
@@ -47,6 +49,24 @@ def test_without_a_model_to_judge_the_rubric_is_left_out() -> None:
     assert [scorer.kind for scorer in draft.scorers] == ["contains"]
     renamed = draft.model_copy(update={"name": "My own"})
     assert not is_example(renamed)
+
+
+def test_the_judge_is_left_out_exactly_when_the_embedded_model_is_not_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What NO_JUDGE says is what is checked: the embedded model's install, whatever keys are configured.
+    assert "embedded model" in NO_JUDGE and "not installed" in NO_JUDGE
+    monkeypatch.setenv("YIEM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-a-configured-key")  # a key judges nothing in the example
+    assert [scorer.kind for scorer in example_experiment().scorers] == ["contains"]
+    binary = llama_dir() / "bin" / "llama-server"
+    binary.parent.mkdir(parents=True)
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    (tmp_path / f"smollm2-{SMOLLM2_VERSION}").mkdir()
+    (tmp_path / f"smollm2-{SMOLLM2_VERSION}" / "model.gguf").write_bytes(b"")
+    monkeypatch.delenv("OPENAI_API_KEY")
+    assert [scorer.kind for scorer in example_experiment().scorers] == ["contains", "rubric"]
 
 
 @pytest.mark.llama

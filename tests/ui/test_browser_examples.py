@@ -1,7 +1,8 @@
 """First run on a fresh store (issue 28), in a real Chromium with the embedded model (SmolLM2):
 Experiments' "Start from an example" runs to a finished matrix, a comparison and a cost line, and is
 deleted like any experiment; a suggested prompt on Compare gives two different replies; the empty
-Chat suggests prompts and says why none uses a tool. axe-core scans each empty state.
+Chat suggests prompts and says why none uses a tool. axe-core scans each empty state, the empty Costs
+and Tools pages' too.
 Screenshots go to tests/artifacts/."""
 
 from __future__ import annotations
@@ -110,9 +111,17 @@ def test_a_suggested_prompt_on_compare_gives_two_different_replies(
     assert first.strip() and second.strip() and first != second, (first, second)
 
 
-def test_the_empty_chat_suggests_prompts_and_says_why_none_uses_a_tool(
+def test_the_empty_chat_suggests_prompts_and_the_empty_costs_and_tools_pass_axe(
     streamlit_app: StreamlitApp, page: Any
 ) -> None:
+    # Costs and Tools first, while the store is still empty (a chat reply would fill Costs).
+    open_app(page, f"{streamlit_app.url}/costs")
+    page.get_by_text("No usage recorded yet").wait_for(timeout=LONG)
+    _no_blocking_violations(page, streamlit_app, "costs")
+    open_app(page, f"{streamlit_app.url}/tools")
+    page.get_by_text("No MCP servers yet").wait_for(timeout=LONG)
+    _no_blocking_violations(page, streamlit_app, "tools")
+
     open_app(page, streamlit_app.url)
     page.get_by_text("Chat talks with a model").wait_for(timeout=LONG)
     expect(

@@ -38,7 +38,7 @@ def _start_example() -> None:
 
 
 def draw_first_run() -> None:
-    """The empty page (no experiment saved yet): one sentence on what it is for, and the example."""
+    """The empty page (none of the person's own experiments yet): what it is for, and the example."""
     st.info(FIRST_RUN, icon=":material/science:")
     st.button(
         "Start from an example",

@@ -51,7 +51,9 @@ experiment_id: str | None = EXPERIMENT_ID.get()
 opened = by_id_saved.get(experiment_id or "")
 run = live_run()
 may_edit = opened is None or store.may_edit(opened)
-if not saved and experiment_id is None and run is None:
+# Someone else's shared experiment is not the person's own data: the example is still offered.
+own = [e for e in saved if e.owner == store.owner]
+if not own and experiment_id is None and run is None:
     draw_first_run()  # nothing of their own yet: what the page is for, and the example
 
 NEW = ""  # the picker's key for a new experiment (None would read as "nothing picked")

@@ -188,7 +188,11 @@ def draw_connection_panel() -> str | None:
     if CHOOSE_NEXT.present():
         SERVER_CHOICE.set(CHOOSE_NEXT.pop(""))
     if not names:
-        st.info(f"No MCP servers yet: add one below, or list them in `{config_path()}`.")
+        st.info(
+            "No MCP servers yet: this page connects to MCP servers so you can try their tools, "
+            "resources and prompts by hand and let the chat call their tools; to begin, add one "
+            f"below, or list them in `{config_path()}`."
+        )
         if policy.allowed:  # the example is a program started on the server, like any stdio entry
             _offer_example()
     else:

@@ -1,7 +1,8 @@
 """The example experiment a new person starts from: short questions, two system prompts, two scorers.
 
-It runs offline on the embedded model (SmolLM2) in well under a minute: ten items of a few words
-each, replies cut at a few dozen tokens, and the rubric judged by the same model.
+It runs offline on the embedded model (SmolLM2): ten items of a few words each, replies cut at a few
+dozen tokens, and the rubric judged by the same model. On a quiet 2-core machine a Run takes about
+9 s, on a busy one minutes (bench/example_experiment.py, docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -54,9 +55,13 @@ TAB_HELP = {
 """One sentence per tab, saying what it is for (the page shows them above each tab of the example)."""
 
 RUBRIC = "Score 1 if the answer is correct and short, 0 if it is wrong."
+# Says only what `example_experiment` checks: whether the embedded model is installed. A configured
+# provider key does not make a judge (the example names no provider's model), but it is why the
+# model may be missing: `make run` builds it only when no key is configured.
 NO_JUDGE = (
-    "The model-graded scorer was left out: no model is available to judge (the embedded model is "
-    "not installed and no provider key is configured). Add one on the Scorers tab once a model is set up."
+    "The model-graded scorer was left out: its judge is the embedded model, which is not installed on "
+    "this machine (`make run` builds it only for a machine without a provider key). To judge with another "
+    "model, set the variants to a model you have set up, then add a rubric scorer on the Scorers tab."
 )
 
 
