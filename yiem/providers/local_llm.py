@@ -172,7 +172,9 @@ class LocalLlmServer:
         alias: str = LOCAL_MODEL_ALIAS,
         chat_template: Path | str | None = None,
         context_size: int = 4096,
-        threads: int = 2,
+        # One thread: SmolLM2-135M is too small to gain from two, and two threads spin on each
+        # other, so on a busy 2-core machine a reply took 5-60x longer (docs/benchmarks.md).
+        threads: int = 1,
         parallel: int = 1,
         startup_timeout: float = 120.0,
         progress: Callable[[str], None] | None = _print_progress,
