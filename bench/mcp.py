@@ -1,13 +1,18 @@
 """yiem's McpClient against the official `mcp` SDK client, same servers, same run.
 
 Round trips of server-everything's `get-sum` over stdio and Streamable HTTP (protocol 2025-11-25,
-which yiem reaches after its 2026-07-28 probe is refused), of the stateless SDK 2.3 test server's
-`add` (protocol 2026-07-28, the SDK client in `mode="auto"`), connect time (process start or HTTP
-session plus the negotiation), and import time. The SDK is
-async only, so it is driven from sync code through an anyio blocking portal, as a sync
-program would have to. Reports medians and yiem/SDK ratios (below 1 means yiem is faster).
+which yiem reaches after its 2026-07-28 probe is refused), and of an `add` tool at protocol
+2026-07-28 (the SDK client in `mode="auto"`) on two servers of the SDK 2.3: the stateless test server
+on its high-level `MCPServer` (tests/mcp_servers/sdk_stateless.py) and the same tool on its
+low-level `Server` (bench/sdk_lowlevel_server.py), whose own time per call is smaller. Every row
+also sends the same request with no client in between (a bare pipe write and line read, or a bare
+`httpx` POST; at 2025-11-25 after its own handshake): the server's own time, which bounds the
+ratio any client can reach. Connect time (process start or HTTP session plus the negotiation) and
+import time too. The SDK is async only, so it is driven from sync code through an anyio blocking
+portal, as a sync program would have to. Reports medians and yiem/SDK ratios (below 1 means yiem
+is faster).
 
-    .venv/bin/python bench/mcp.py [--calls 500] [--connects 5]
+    .venv/bin/python bench/mcp.py [--calls 500] [--connects 5] [--only TEXT]
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from yiem.mcp import McpClient  # noqa: E402
 
 EVERYTHING = str(NODE_BIN / "mcp-server-everything")
 SDK_SERVER = str(ROOT / "tests" / "mcp_servers" / "sdk_stateless.py")
+LOWLEVEL_SERVER = str(ROOT / "bench" / "sdk_lowlevel_server.py")
 ARGS = {"a": 2, "b": 3}
 Call = Callable[[], Any]
 
@@ -50,11 +56,16 @@ class Target:
     """A server to call: how to start it over stdio, its HTTP URL, its sum tool, the SDK's mode."""
 
     revision: str
+    server: str  # how the tables name it
     command: list[str]
     tool: str
     answer: str
     sdk_mode: str
     url: str = ""
+
+    @property
+    def stateless(self) -> bool:
+        return self.revision == "2026-07-28"
 
 
 @contextmanager
@@ -86,24 +97,30 @@ _META = {
     "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
     "io.modelcontextprotocol/clientCapabilities": {},
 }
+_INITIALIZE = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "bench", "version": "1"},
+}
+
+
+def _rpc(request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
 
 
 @contextmanager
 def bare_session(target: Target, transport: str) -> Iterator[Call]:
-    """The same 2026-07-28 request written and read with nothing in between: the server's own time.
+    """The same request written and read with nothing in between: the server's own time.
 
-    No client can be faster than this, so it bounds the ratio any client can reach against the SDK."""
-    body = {"name": target.tool, "arguments": ARGS, "_meta": _META}
+    No client can be faster than this, so it bounds the ratio any client can reach against the SDK.
+    At 2025-11-25 the handshake comes first, as for the clients."""
+    body: dict[str, Any] = {"name": target.tool, "arguments": ARGS}
+    if target.stateless:
+        body["_meta"] = _META
+    ids = iter(range(1, 1 << 30))
     if transport == "http":
-        headers = {
-            "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": "2026-07-28",
-            "Mcp-Method": "tools/call",
-            "Mcp-Name": target.tool,
-        }
-        with httpx.Client(headers=headers) as http:
-            message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": body}
-            yield lambda: http.post(target.url, json=message).text
+        with bare_http(target, body, ids) as call:
+            yield call
         return
     server = subprocess.Popen(
         target.command,
@@ -113,19 +130,39 @@ def bare_session(target: Target, transport: str) -> Iterator[Call]:
         start_new_session=True,
     )
     assert server.stdin is not None and server.stdout is not None
-    ids = iter(range(1, 1 << 30))
+    stdin, stdout = server.stdin, server.stdout
 
-    def call() -> str:
-        assert server.stdin is not None and server.stdout is not None
-        message = {"jsonrpc": "2.0", "id": next(ids), "method": "tools/call", "params": body}
-        server.stdin.write(json.dumps(message).encode() + b"\n")
-        server.stdin.flush()
-        return server.stdout.readline().decode()
+    def exchange(message: dict[str, Any]) -> bytes:
+        stdin.write(json.dumps(message).encode() + b"\n")
+        stdin.flush()
+        while True:  # a stateful server may send a notification first
+            line = stdout.readline()
+            if not line or json.loads(line).get("id") == message.get("id"):
+                return line
 
     try:
-        yield call
+        if not target.stateless:
+            exchange(_rpc(next(ids), "initialize", _INITIALIZE))
+            stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+            stdin.flush()
+        yield lambda: exchange(_rpc(next(ids), "tools/call", body)).decode()
     finally:
         stop_process(server)
+
+
+@contextmanager
+def bare_http(target: Target, body: dict[str, Any], ids: Iterator[int]) -> Iterator[Call]:
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": target.revision}
+    if target.stateless:
+        headers |= {"Mcp-Method": "tools/call", "Mcp-Name": target.tool}
+    with httpx.Client(headers=headers) as http:
+        if not target.stateless:
+            reply = http.post(target.url, json=_rpc(next(ids), "initialize", _INITIALIZE))
+            session = reply.headers.get("mcp-session-id")
+            if session:
+                http.headers["Mcp-Session-Id"] = session
+            http.post(target.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        yield lambda: http.post(target.url, json=_rpc(next(ids), "tools/call", body)).text
 
 
 def measure_connect(
@@ -140,9 +177,7 @@ def measure_connect(
 
 def measure_calls(target: Target, transport: str, calls: int, block: int = 25) -> dict[str, list[float]]:
     """The clients open at once, calling in alternating blocks, so load on the machine hits them alike."""
-    sessions = {"yiem": yiem_session, "sdk": sdk_session}
-    if target.revision == "2026-07-28":  # stateless: a bare request needs no handshake
-        sessions["bare"] = bare_session
+    sessions = {"yiem": yiem_session, "sdk": sdk_session, "bare": bare_session}
     times: dict[str, list[float]] = {name: [] for name in sessions}
     with contextlib.ExitStack() as stack:
         callers = {
@@ -171,46 +206,67 @@ def import_time(module: str, runs: int) -> float:
     return statistics.median(samples)
 
 
+def start_http(command: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--connects", type=int, default=5)
+    parser.add_argument("--only", default="", help="run the rows whose name holds this text")
     options = parser.parse_args()
     if not Path(EVERYTHING).exists():
         sys.exit(f"{EVERYTHING} is missing: run `make setup-test` first")
 
-    port, sdk_port = free_port(), free_port()
-    server = subprocess.Popen(
-        [EVERYTHING, "streamableHttp"],
-        env={**os.environ, **loopback_node_env(), "PORT": str(port)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    sdk_server = subprocess.Popen(
-        [sys.executable, SDK_SERVER, "http", str(sdk_port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    ports = {name: free_port() for name in ("everything", "sdk", "lowlevel")}
+    servers = {
+        "everything": start_http(
+            [EVERYTHING, "streamableHttp"],
+            {**os.environ, **loopback_node_env(), "PORT": str(ports["everything"])},
+        ),
+        "sdk": start_http([sys.executable, SDK_SERVER, "http", str(ports["sdk"])]),
+        "lowlevel": start_http([sys.executable, LOWLEVEL_SERVER, "http", str(ports["lowlevel"])]),
+    }
     targets = [
         Target(
-            "2025-11-25", [EVERYTHING, "stdio"], "get-sum", "is 5", "legacy", f"http://127.0.0.1:{port}/mcp"
+            "2025-11-25",
+            "server-everything (Node)",
+            [EVERYTHING, "stdio"],
+            "get-sum",
+            "is 5",
+            "legacy",
+            f"http://127.0.0.1:{ports['everything']}/mcp",
         ),
         Target(
             "2026-07-28",
+            "SDK MCPServer",
             [sys.executable, SDK_SERVER, "stdio"],
             "add",
             "5",
             "auto",
-            f"http://127.0.0.1:{sdk_port}/mcp",
+            f"http://127.0.0.1:{ports['sdk']}/mcp",
+        ),
+        Target(
+            "2026-07-28",
+            "SDK low-level Server",
+            [sys.executable, LOWLEVEL_SERVER, "stdio"],
+            "add",
+            "5",
+            "auto",
+            f"http://127.0.0.1:{ports['lowlevel']}/mcp",
         ),
     ]
     rows = []
     try:
-        wait_for_port(port, server)
-        wait_for_port(sdk_port, sdk_server, timeout=60)
+        for name, process in servers.items():
+            wait_for_port(ports[name], process, timeout=60)
         for target, transport in [(t, tr) for t in targets for tr in ("stdio", "http")]:
+            label = f"{target.revision} {transport}, {target.server}"
+            if options.only not in label:
+                continue
             connect: dict[str, list[float]] = {"yiem": [], "sdk": []}
             for _ in range(options.connects):  # alternated, so drift hits both alike
                 connect["yiem"].append(measure_connect(yiem_session, target, transport))
@@ -221,32 +277,34 @@ def main() -> None:
             }
             rows.append(
                 (
-                    f"{target.revision} {transport}",
+                    label,
                     latency["yiem"],
                     latency["sdk"],
                     statistics.median(connect["yiem"]),
                     statistics.median(connect["sdk"]),
-                    latency.get("bare"),
+                    latency["bare"],
                 )
             )
+            print(f"({label} done, load average {os.getloadavg()[0]:.1f})", file=sys.stderr)
     finally:
-        stop_process(server)
-        stop_process(sdk_server)
+        for process in servers.values():
+            stop_process(process)
 
     print(f"{options.calls} tools/call round trips, {options.connects} connects; medians")
-    print("| revision and transport | yiem call | SDK call | ratio | yiem connect | SDK connect | ratio |")
+    print(
+        "| revision, transport, server | yiem call | SDK call | ratio | yiem connect | SDK connect | ratio |"
+    )
     print("|---|---|---|---|---|---|---|")
-    for transport, lat_y, lat_s, con_y, con_s, _ in rows:
+    for label, lat_y, lat_s, con_y, con_s, _ in rows:
         print(
-            f"| {transport} | {lat_y * 1e3:.3f} ms | {lat_s * 1e3:.3f} ms | {lat_y / lat_s:.2f} "
+            f"| {label} | {lat_y * 1e3:.3f} ms | {lat_s * 1e3:.3f} ms | {lat_y / lat_s:.2f} "
             f"| {con_y * 1e3:.1f} ms | {con_s * 1e3:.1f} ms | {con_y / con_s:.2f} |"
         )
     print("\nThe server's own time: the same request with no client in between (bare pipe or POST)")
-    print("| revision and transport | bare call | bare ÷ SDK | yiem ÷ bare |")
+    print("| revision, transport, server | bare call | bare ÷ SDK | yiem ÷ bare |")
     print("|---|---|---|---|")
-    for transport, lat_y, lat_s, _, _, lat_b in rows:
-        if lat_b is not None:
-            print(f"| {transport} | {lat_b * 1e3:.3f} ms | {lat_b / lat_s:.2f} | {lat_y / lat_b:.2f} |")
+    for label, lat_y, lat_s, _, _, lat_b in rows:
+        print(f"| {label} | {lat_b * 1e3:.3f} ms | {lat_b / lat_s:.2f} | {lat_y / lat_b:.2f} |")
     bare = import_time("sys", options.connects)
     imp_y, imp_s = import_time("yiem.mcp", options.connects), import_time("mcp", options.connects)
     print(
