@@ -43,10 +43,13 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 
 from tests.fixtures.mcp import NODE_BIN, free_port, loopback_node_env, stop_process, wait_for_port  # noqa: E402
 from yiem.mcp import McpClient  # noqa: E402
+from yiem.mcp.http import HttpTransport  # noqa: E402
+from yiem.mcp.stdio import StdioTransport  # noqa: E402
 
 EVERYTHING = str(NODE_BIN / "mcp-server-everything")
 SDK_SERVER = str(ROOT / "tests" / "mcp_servers" / "sdk_stateless.py")
 LOWLEVEL_SERVER = str(ROOT / "bench" / "sdk_lowlevel_server.py")
+EVERYTHING_NAME = "server-everything (Node)"
 ARGS = {"a": 2, "b": 3}
 Call = Callable[[], Any]
 
@@ -70,7 +73,17 @@ class Target:
 
 @contextmanager
 def yiem_session(target: Target, transport: str) -> Iterator[Call]:
-    if transport == "stdio":
+    if target.sdk_mode == "legacy" and target.server != EVERYTHING_NAME:
+        # A server that speaks both revisions, held to the handshake as the SDK's mode="legacy"
+        # is: the transport skips the 2026-07-28 probe, as yiem's HTTP+SSE transport always does.
+        carrier: StdioTransport | HttpTransport = (
+            StdioTransport(target.command[0], target.command[1:])
+            if transport == "stdio"
+            else HttpTransport(target.url)
+        )
+        carrier.stateless_capable = False
+        client = McpClient(carrier, init_timeout=60).connect()
+    elif transport == "stdio":
         client = McpClient.stdio(target.command[0], target.command[1:], init_timeout=60)
     else:
         client = McpClient.http(target.url)
@@ -233,7 +246,7 @@ def main() -> None:
     targets = [
         Target(
             "2025-11-25",
-            "server-everything (Node)",
+            EVERYTHING_NAME,
             [EVERYTHING, "stdio"],
             "get-sum",
             "is 5",
@@ -248,6 +261,15 @@ def main() -> None:
             "5",
             "auto",
             f"http://127.0.0.1:{ports['sdk']}/mcp",
+        ),
+        Target(
+            "2025-11-25",
+            "SDK low-level Server",
+            [sys.executable, LOWLEVEL_SERVER, "stdio"],
+            "add",
+            "5",
+            "legacy",
+            f"http://127.0.0.1:{ports['lowlevel']}/mcp",
         ),
         Target(
             "2026-07-28",

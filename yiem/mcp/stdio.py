@@ -70,6 +70,9 @@ class StderrBuffer:
 class StdioTransport:
     """Starts `command args` and exchanges one JSON message per line on its stdin and stdout."""
 
+    # Both revisions go over stdio: `connect` probes 2026-07-28 first (False: the handshake only).
+    stateless_capable = True
+
     def __init__(
         self,
         command: str,
