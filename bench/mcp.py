@@ -12,7 +12,7 @@ import time too. The SDK is async only, so it is driven from sync code through a
 portal, as a sync program would have to. Reports medians and yiem/SDK ratios (below 1 means yiem
 is faster).
 
-    .venv/bin/python bench/mcp.py [--calls 500] [--connects 5] [--only TEXT]
+    .venv/bin/python bench/mcp.py [--calls 500] [--rounds 5] [--connects 5] [--only TEXT]
 """
 
 from __future__ import annotations
@@ -188,25 +188,33 @@ def measure_connect(
     return elapsed
 
 
-def measure_calls(target: Target, transport: str, calls: int, block: int = 25) -> dict[str, list[float]]:
-    """The clients open at once, calling in alternating blocks, so load on the machine hits them alike."""
+def measure_calls(
+    target: Target, transport: str, calls: int, rounds: int, block: int = 25
+) -> dict[str, list[float]]:
+    """The clients open at once, calling in alternating blocks, so load on the machine hits them alike.
+
+    Each of `rounds` opens fresh sessions (over stdio, fresh server processes): on a loaded machine
+    one process can stay unlucky for its whole life (its CPU, its threads' placement), and a new
+    one per round spreads that luck over all the clients."""
     sessions = {"yiem": yiem_session, "sdk": sdk_session, "bare": bare_session}
     times: dict[str, list[float]] = {name: [] for name in sessions}
-    with contextlib.ExitStack() as stack:
-        callers = {
-            name: stack.enter_context(open_session(target, transport))
-            for name, open_session in sessions.items()
-        }
-        for call in callers.values():
-            for _ in range(20):  # warm-up: node's JIT, connection pools
-                call()
-        for start in range(0, calls, block):
-            for name, call in callers.items():
-                for _ in range(min(block, calls - start)):
-                    started = time.perf_counter()
-                    result = call()
-                    times[name].append(time.perf_counter() - started)
-                    assert target.answer in str(result), result
+    per_round = -(-calls // rounds)
+    for turn, first in enumerate(range(0, calls, per_round)):
+        # Who goes first turns too, so no client always follows the same one.
+        names = list(sessions)[turn % len(sessions) :] + list(sessions)[: turn % len(sessions)]
+        with contextlib.ExitStack() as stack:
+            callers = {name: stack.enter_context(sessions[name](target, transport)) for name in names}
+            for call in callers.values():
+                for _ in range(20):  # warm-up: node's JIT, connection pools
+                    call()
+            last = min(first + per_round, calls)
+            for start in range(first, last, block):
+                for name, call in callers.items():
+                    for _ in range(min(block, last - start)):
+                        started = time.perf_counter()
+                        result = call()
+                        times[name].append(time.perf_counter() - started)
+                        assert target.answer in str(result), result
     return times
 
 
@@ -229,6 +237,7 @@ def main() -> None:
     )
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--connects", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=5, help="fresh sessions this many times per row")
     parser.add_argument("--only", default="", help="run the rows whose name holds this text")
     options = parser.parse_args()
     if not Path(EVERYTHING).exists():
@@ -295,7 +304,7 @@ def main() -> None:
                 connect["sdk"].append(measure_connect(sdk_session, target, transport))
             latency = {
                 name: statistics.median(samples)
-                for name, samples in measure_calls(target, transport, options.calls).items()
+                for name, samples in measure_calls(target, transport, options.calls, options.rounds).items()
             }
             rows.append(
                 (
@@ -312,7 +321,10 @@ def main() -> None:
         for process in servers.values():
             stop_process(process)
 
-    print(f"{options.calls} tools/call round trips, {options.connects} connects; medians")
+    print(
+        f"{options.calls} tools/call round trips in {options.rounds} rounds of fresh sessions, "
+        f"{options.connects} connects; medians"
+    )
     print(
         "| revision, transport, server | yiem call | SDK call | ratio | yiem connect | SDK connect | ratio |"
     )
