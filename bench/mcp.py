@@ -4,7 +4,9 @@ Round trips of server-everything's `get-sum` over stdio and Streamable HTTP (pro
 which yiem reaches after its 2026-07-28 probe is refused), and of an `add` tool at protocol
 2026-07-28 (the SDK client in `mode="auto"`) on two servers of the SDK 2.3: the stateless test server
 on its high-level `MCPServer` (tests/mcp_servers/sdk_stateless.py) and the same tool on its
-low-level `Server` (bench/sdk_lowlevel_server.py), whose own time per call is smaller. Every row
+low-level `Server` (bench/sdk_lowlevel_server.py), whose own time per call is smaller; the low-level
+server and the official TypeScript SDK 2.0's `McpServer` on Node (bench/sdk_ts_server.mjs) serve
+2025-11-25 as well (both clients held to the handshake there), for a lighter 2025 server. Every row
 also sends the same request with no client in between (a bare pipe write and line read, or a bare
 `httpx` POST; at 2025-11-25 after its own handshake): the server's own time, which bounds the
 ratio any client can reach. Connect time (process start or HTTP session plus the negotiation) and
@@ -21,6 +23,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -49,7 +52,9 @@ from yiem.mcp.stdio import StdioTransport  # noqa: E402
 EVERYTHING = str(NODE_BIN / "mcp-server-everything")
 SDK_SERVER = str(ROOT / "tests" / "mcp_servers" / "sdk_stateless.py")
 LOWLEVEL_SERVER = str(ROOT / "bench" / "sdk_lowlevel_server.py")
+TS_SERVER = [shutil.which("node") or "node", str(ROOT / "bench" / "sdk_ts_server.mjs"), str(NODE_BIN.parent)]
 EVERYTHING_NAME = "server-everything (Node)"
+TS_NAME = "TypeScript SDK McpServer (Node)"
 ARGS = {"a": 2, "b": 3}
 Call = Callable[[], Any]
 
@@ -243,7 +248,7 @@ def main() -> None:
     if not Path(EVERYTHING).exists():
         sys.exit(f"{EVERYTHING} is missing: run `make setup-test` first")
 
-    ports = {name: free_port() for name in ("everything", "sdk", "lowlevel")}
+    ports = {name: free_port() for name in ("everything", "sdk", "lowlevel", "ts")}
     servers = {
         "everything": start_http(
             [EVERYTHING, "streamableHttp"],
@@ -251,6 +256,7 @@ def main() -> None:
         ),
         "sdk": start_http([sys.executable, SDK_SERVER, "http", str(ports["sdk"])]),
         "lowlevel": start_http([sys.executable, LOWLEVEL_SERVER, "http", str(ports["lowlevel"])]),
+        "ts": start_http([*TS_SERVER, "http", str(ports["ts"])]),
     }
     targets = [
         Target(
@@ -288,6 +294,24 @@ def main() -> None:
             "5",
             "auto",
             f"http://127.0.0.1:{ports['lowlevel']}/mcp",
+        ),
+        Target(
+            "2025-11-25",
+            TS_NAME,
+            [*TS_SERVER, "stdio"],
+            "add",
+            "5",
+            "legacy",
+            f"http://127.0.0.1:{ports['ts']}/mcp",
+        ),
+        Target(
+            "2026-07-28",
+            TS_NAME,
+            [*TS_SERVER, "stdio"],
+            "add",
+            "5",
+            "auto",
+            f"http://127.0.0.1:{ports['ts']}/mcp",
         ),
     ]
     rows = []
