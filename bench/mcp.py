@@ -70,6 +70,8 @@ class Target:
     answer: str
     sdk_mode: str
     url: str = ""
+    # A server that speaks both revisions, held to 2025-11-25 for both clients.
+    handshake_only: bool = False
 
     @property
     def stateless(self) -> bool:
@@ -78,9 +80,9 @@ class Target:
 
 @contextmanager
 def yiem_session(target: Target, transport: str) -> Iterator[Call]:
-    if target.sdk_mode == "legacy" and target.server != EVERYTHING_NAME:
-        # A server that speaks both revisions, held to the handshake as the SDK's mode="legacy"
-        # is: the transport skips the 2026-07-28 probe, as yiem's HTTP+SSE transport always does.
+    if target.handshake_only:
+        # Held to the handshake as the SDK's mode="legacy" is: the transport skips the
+        # 2026-07-28 probe, as yiem's HTTP+SSE transport always does.
         carrier: StdioTransport | HttpTransport = (
             StdioTransport(target.command[0], target.command[1:])
             if transport == "stdio"
@@ -285,6 +287,7 @@ def main() -> None:
             "5",
             "legacy",
             f"http://127.0.0.1:{ports['lowlevel']}/mcp",
+            handshake_only=True,
         ),
         Target(
             "2026-07-28",
@@ -303,6 +306,7 @@ def main() -> None:
             "5",
             "legacy",
             f"http://127.0.0.1:{ports['ts']}/mcp",
+            handshake_only=True,
         ),
         Target(
             "2026-07-28",
