@@ -35,6 +35,7 @@ from yiem.store._schema import (
     usage,
     usage_conversation_hourly,
     usage_hourly,
+    usage_per_conversation,
 )
 from yiem.store._sign_in_tables import mcp_sign_ins
 from yiem.store._usage_rows import SAMPLING_SOURCE, usage_row
@@ -95,6 +96,7 @@ __all__ = [
     "usage",
     "usage_conversation_hourly",
     "usage_hourly",
+    "usage_per_conversation",
     "usage_row",
     "view_copies",
     "visible_experiments",

@@ -267,6 +267,23 @@ usage_conversation_hourly = Table(
     sqlite_with_rowid=False,
 )
 
+# Per owner and conversation ('' for none), over all time: requests and priced dollars only. No
+# range can hold more of a conversation than this, so the Costs page finds a range's most expensive
+# conversations among the few most expensive here instead of summing every conversation's hours
+# (yiem.costs.top_conversations; schema 24).
+usage_per_conversation = Table(
+    "usage_per_conversation",
+    metadata,
+    Column("owner", Text, nullable=False),
+    Column("conversation_id", Text, nullable=False),
+    Column("requests", BigInteger, nullable=False),
+    Column("cost_total", Float, nullable=False),
+    PrimaryKeyConstraint("owner", "conversation_id"),
+    # One person's conversations, most expensive first (read backwards), more requests first on a tie.
+    Index("ix_usage_per_conversation_cost", "owner", "cost_total", "requests"),
+    sqlite_with_rowid=False,
+)
+
 schema_version = Table(
     "schema_version",
     metadata,
