@@ -30,6 +30,7 @@ from yiem.store._review_tables import experiment_reviews, reply_reviews, review_
 from yiem.store._schema import (
     ERROR_STOP_REASON,
     USAGE_HOUR_EXPRESSION,
+    USAGE_SAMPLE_EVERY,
     conversations,
     messages,
     usage,
@@ -52,6 +53,7 @@ __all__ = [
     "SAMPLING_SOURCE",
     "SCHEMA_VERSION",
     "USAGE_HOUR_EXPRESSION",
+    "USAGE_SAMPLE_EVERY",
     "Conversation",
     "ConversationNotFoundError",
     "ConversationStore",

@@ -273,10 +273,11 @@ def _migrate_22_to_23(conn: Connection) -> None:
 
 
 def _migrate_23_to_24(conn: Connection) -> None:
-    # Version 24 adds usage_per_conversation (each conversation's requests and dollars over all time,
-    # kept by a trigger like the other rollups) and fills it from the usage rows already there: the
-    # Costs page's top conversations at 10M rows (issue 27). Migration 11 may have made it already
-    # (it remakes every rollup); installing again refills it, counting each row once.
+    # Version 24 is the Costs page at 10M rows (issue 27). It adds usage_per_conversation (each
+    # conversation's requests and dollars over all time, kept by a trigger like the other rollups)
+    # and fills it from the usage rows already there; migration 11 may have made it already (it
+    # remakes every rollup), and installing again refills it, counting each row once. Its index
+    # ix_usage_sample (every 16th row, for the medians) is made by _ensure_indexes.
     install_rollup(conn, usage_per_conversation)
 
 
