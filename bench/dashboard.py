@@ -15,6 +15,8 @@ database's own page cache is outside it, a few MB per connection by SQLite's def
 minutes on a busy machine); the rows are the same either way, the generator being seeded.
 `--database-url URL` measures one size in that database instead (PostgreSQL: a server of your own
 on 127.0.0.1), seeding it when its usage table is empty and reusing it when it holds that size.
+PostgreSQL is seeded with the same generator by COPY, usage's indexes built after the rows, then
+vacuumed, and each rollup is checked against the rows (`_seed_postgres`: 10M rows in 5 minutes).
 `--no-pandas` leaves the pandas side out (at 10M rows it would load every row of the range into
 Python, several GB): the SQL side's figures are then checked against plain aggregates over the
 usage rows instead (requests and priced cost of both periods, no rollup), and its columns read "-".
@@ -37,13 +39,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
-from sqlalchemy import Engine, case, func, select, text  # noqa: E402
+from sqlalchemy import Engine, case, func, insert, select, text  # noqa: E402
 
 from yiem import costs as usage  # noqa: E402
 from yiem.store import (  # noqa: E402
     conversations,
     create_store_engine,
+    generate,
     seed_demo,
+    usage_conversation_hourly,
+    usage_hourly,
+    usage_per_conversation,
 )
 from yiem.store import usage as usage_table  # noqa: E402
 
@@ -266,34 +272,74 @@ def _engine(url: str | None, folder: Path, size: int) -> Engine:
 
 
 def _seed_postgres(engine: Engine, url: str, size: int) -> Engine:
-    """Seed a server database with the same generator, its usage indexes built after the rows.
+    """Seed a server database with `seed-demo`'s generator (the same rows), faster and as a database
+    that has lived would be.
 
-    Inserting 10M rows one batch at a time into a table with a dozen indexes ran at 2k rows/s on a
-    busy machine (hours): each row updates every index in random places (conversation ids). So
-    usage's secondary indexes are dropped first and made again afterwards by the store's own
-    migration (`create_store_engine` creates any index of the schema that is missing), which
-    builds each one from sorted rows. The rows, and the rollups their triggers fill on insert, are
-    the same as with the indexes in place. Then VACUUM ANALYZE, as autovacuum would do in a
-    database that has lived: the planner's statistics and the visibility map for index-only scans.
+    `seed_demo` into PostgreSQL ran at 2-3k rows/s on this busy machine (an hour for 10M), and left
+    the rollups 50 times their size: it inserts one row per statement, in one transaction, so the
+    statement triggers upsert once per row and no old row version can be cleared before the end
+    (usage_hourly: 1.7 GB for 183k rows; the page read 1.76 GB of it). Here usage's secondary
+    indexes are dropped first and made again afterwards by the store's own migration
+    (`create_store_engine` creates any index of the schema that is missing) from sorted rows; each
+    generator batch (20,000 rows, in time order) is one COPY in its own transaction, which fires the
+    rollups' statement triggers once for the batch as an INSERT of those rows would. Rollups get the
+    same sums either way. Then VACUUM ANALYZE, as autovacuum would have done: statistics and the
+    visibility map for index-only scans.
     """
     with engine.begin() as conn:
         for index in usage_table.indexes:
             conn.execute(text(f"DROP INDEX IF EXISTS {index.name}"))
     started = time.perf_counter()
-
-    def progress(written: int) -> None:
+    conversation_rows, batches = generate(size, days=DAYS, end_ms=END_MS)
+    with engine.begin() as conn:
+        conn.execute(insert(conversations), conversation_rows)
+    written = 0
+    for batch in batches:
+        _copy_usage(engine, batch)
+        written += len(batch)
         if written % 500_000 == 0 or written == size:
             print(f"seeded {written:,} rows in {time.perf_counter() - started:,.0f} s", file=sys.stderr)
-
-    seed_demo(engine, size, days=DAYS, end_ms=END_MS, progress=progress)
     engine.dispose()
     engine = create_store_engine(url)  # builds the dropped indexes
     print(f"indexes built at {time.perf_counter() - started:,.0f} s", file=sys.stderr)
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-        for table in ("usage", "usage_hourly", "usage_conversation_hourly", "conversations"):
-            conn.execute(text(f"VACUUM ANALYZE {table}"))
+        rollups = (usage_hourly, usage_conversation_hourly, usage_per_conversation)
+        for table in (usage_table, *rollups, conversations):
+            conn.execute(text(f"VACUUM ANALYZE {table.name}"))
     print(f"vacuumed at {time.perf_counter() - started:,.0f} s", file=sys.stderr, flush=True)
+    _check_rollups(engine)
     return engine
+
+
+def _check_rollups(engine: Engine) -> None:
+    """Each rollup holds the usage rows' requests and priced dollars per its key, no more, no less."""
+    raw_key = {"hour": "created_ms / 3600000", "conversation_id": "coalesce(conversation_id, '')"}
+    for table in (usage_hourly, usage_conversation_hourly, usage_per_conversation):
+        keys = [column.name for column in table.primary_key.columns]
+        grouped = (
+            f"SELECT {', '.join(f'{raw_key.get(k, k)} AS {k}' for k in keys)}, count(*) AS requests, "
+            "sum(CASE WHEN price_known THEN cost_total ELSE 0 END) AS cost_total FROM usage "
+            f"GROUP BY {', '.join(str(i + 1) for i in range(len(keys)))}"
+        )
+        compared = (
+            f"SELECT count(*), count(*) FILTER (WHERE raw.requests IS DISTINCT FROM kept.requests OR "
+            "abs(raw.cost_total - kept.cost_total) > 1e-9 * greatest(1, raw.cost_total)) "
+            f"FROM ({grouped}) AS raw FULL JOIN {table.name} AS kept USING ({', '.join(keys)})"
+        )
+        with engine.connect() as conn:
+            keys_seen, differing = conn.execute(text(compared)).one()
+        if differing:
+            raise SystemExit(f"{table.name}: {differing:,} of {keys_seen:,} keys differ from the usage rows")
+        print(f"{table.name}: {keys_seen:,} keys, each equal to the usage rows' sums", file=sys.stderr)
+
+
+def _copy_usage(engine: Engine, rows: list[dict[str, Any]]) -> None:
+    """One COPY of `rows` into usage, in a transaction of its own."""
+    with engine.begin() as conn:
+        cursor = conn.connection.driver_connection.cursor()  # psycopg's, for COPY
+        with cursor.copy(f"COPY usage ({', '.join(rows[0])}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(tuple(row.values()))
 
 
 if __name__ == "__main__":
