@@ -313,18 +313,39 @@ def test_top_conversations_from_the_rollup_equal_the_rows(
 def test_top_conversations_among_the_costliest_equal_summing_every_conversation(
     any_store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The top taken among the conversations that cost the most over all time is the top of summing
-    every conversation, whether those candidates settle it or leave it to the full sum."""
+    """The top taken among the conversations that cost the most over all time (one person's or the
+    team's) is the top of summing every conversation, whether those candidates settle it or not."""
     engine = create_store_engine(any_store_url)
     end_ms = utc_ms("2026-11-01T00:00:00")
     seed_demo(engine, 3_000, days=20, end_ms=end_ms)  # the catalogue's prices: local models cost nothing
+    seed_demo(engine, 1_000, days=20, end_ms=end_ms - 1_234_567, seed=11, owner="bob")
+    t = usage_per_conversation.c
+    ranked = select(t.conversation_id, t.cost_total).where(t.owner == "local").order_by(t.cost_total.desc())
+    with engine.connect() as conn:
+        costliest = conn.execute(ranked).all()
     with engine.begin() as conn:
         conn.execute(insert(usage), KNOWN_ROWS)  # conversation-less and unpriced rows too
+        # Bob's requests in three of local's middling conversations: the team's top is not either's.
+        conn.execute(
+            insert(usage),
+            [
+                usage_row(
+                    created_ms=end_ms - 2 * 86_400_000 + i,
+                    conversation_id=costliest[30 + i].conversation_id,
+                    cost_input=costliest[0].cost_total / 2,
+                    owner="bob",
+                )
+                for i in range(3)
+            ],
+        )
+    days = 86_400_000
     filters = [
-        UsageFilter(start_ms=end_ms - 20 * 86_400_000 + 1_234, end_ms=end_ms - 777),  # partial end hours
-        UsageFilter(start_ms=end_ms - 3 * 86_400_000, end_ms=end_ms),
-        UsageFilter(start_ms=end_ms - 10 * 86_400_000, end_ms=end_ms, providers=("anthropic",)),
-        UsageFilter(start_ms=end_ms - 20 * 86_400_000, end_ms=end_ms, models=("smollm2", "qwen2.5:7b")),
+        UsageFilter(start_ms=end_ms - 20 * days + 1_234, end_ms=end_ms - 777),  # partial end hours
+        UsageFilter(start_ms=end_ms - 3 * days, end_ms=end_ms),
+        UsageFilter(start_ms=end_ms - 10 * days, end_ms=end_ms, providers=("anthropic",)),
+        UsageFilter(start_ms=end_ms - 20 * days, end_ms=end_ms, models=("smollm2", "qwen2.5:7b")),
+        UsageFilter(start_ms=end_ms - 20 * days + 1_234, end_ms=end_ms - 777, owner=None),  # the team
+        UsageFilter(start_ms=end_ms - 15 * days, end_ms=end_ms - 777, owner="bob"),
     ]
     settled: list[bool] = []
     among_costliest = _queries._top_among_costliest
@@ -349,3 +370,29 @@ def test_top_conversations_among_the_costliest_equal_summing_every_conversation(
     assert fast == slow
     assert all(len(rows) == limit for (_, limit), rows in fast.items())
     assert True in settled and False in settled  # both ways were taken
+
+
+def test_the_teams_top_sums_a_conversation_over_everyone_in_it(
+    any_store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A conversation with two people's requests ranks by their sum on the team's page, though each
+    part alone is outside the candidates: the candidates are the team's costliest, not a person's."""
+    engine = create_store_engine(any_store_url)
+    start = utc_ms("2026-10-20T00:00:00")
+    rows = [
+        usage_row(created_ms=start + i * 60_000, conversation_id=f"c{i}", cost_input=float(i), owner="local")
+        for i in range(1, 101)
+    ]
+    rows += [  # every row names its owner: an executemany takes its columns from the first row
+        usage_row(created_ms=start + 30_000, conversation_id="shared", cost_input=60.5, owner="local"),
+        usage_row(created_ms=start + 90_000, conversation_id="shared", cost_input=60.5, owner="bob"),
+    ]
+    with engine.begin() as conn:
+        conn.execute(insert(usage), rows)
+    monkeypatch.setattr(_queries, "MIN_CANDIDATES", 1)
+    monkeypatch.setattr(_queries, "CANDIDATE_ROUNDS", (2,))
+    team = UsageFilter(start_ms=start - 777, end_ms=start + 86_400_000, owner=None)
+    assert [r.conversation_id for r in top_conversations(engine, team, 3)] == ["shared", "c100", "c99"]
+    assert top_conversations(engine, team, 1)[0].totals.cost_total == pytest.approx(121.0)
+    mine = UsageFilter(start_ms=start - 777, end_ms=start + 86_400_000)
+    assert [r.conversation_id for r in top_conversations(engine, mine, 2)] == ["c100", "c99"]
