@@ -15,6 +15,11 @@ database's own page cache is outside it, a few MB per connection by SQLite's def
 minutes on a busy machine); the rows are the same either way, the generator being seeded.
 `--database-url URL` measures one size in that database instead (PostgreSQL: a server of your own
 on 127.0.0.1), seeding it when its usage table is empty and reusing it when it holds that size.
+PostgreSQL is seeded with the same generator by COPY, usage's indexes built after the rows, then
+vacuumed, and each rollup is checked against the rows (`_seed_postgres`: 10M rows in 5 minutes).
+`--no-pandas` leaves the pandas side out (at 10M rows it would load every row of the range into
+Python, several GB): the SQL side's figures are then checked against plain aggregates over the
+usage rows instead (requests and priced cost of both periods, no rollup), and its columns read "-".
 """
 
 from __future__ import annotations
@@ -34,13 +39,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import pandas as pd  # noqa: E402
-from sqlalchemy import Engine, func, select  # noqa: E402
+from sqlalchemy import Engine, case, func, insert, select, text  # noqa: E402
 
 from yiem import costs as usage  # noqa: E402
 from yiem.store import (  # noqa: E402
     conversations,
     create_store_engine,
+    generate,
     seed_demo,
+    usage_conversation_hourly,
+    usage_hourly,
+    usage_per_conversation,
 )
 from yiem.store import usage as usage_table  # noqa: E402
 
@@ -161,6 +170,39 @@ def peak_mb(run: Callable[[], Any]) -> float:
     return peak / 1e6
 
 
+def plain_figures(engine: Engine, usage_filter: usage.UsageFilter) -> dict[str, Any]:
+    """Requests and priced cost of the range, and requests of the period before, straight from the rows."""
+    assert usage_filter.start_ms is not None and usage_filter.end_ms is not None
+    length = usage_filter.end_ms - usage_filter.start_ms
+    c = usage_table.c
+    now = c.created_ms >= usage_filter.start_ms
+    priced = func.sum(case((c.price_known, c.cost_total), else_=0.0))
+    before = c.created_ms < usage_filter.start_ms
+    query = select(func.count().filter(now), priced.filter(now), func.count().filter(before)).where(
+        c.owner == usage_filter.owner,
+        c.created_ms >= usage_filter.start_ms - length,
+        c.created_ms < usage_filter.end_ms,
+    )
+    with engine.connect() as conn:
+        requests, cost, previous = conn.execute(query).one()
+    return {"requests": requests, "cost": float(cost or 0.0), "previous_requests": previous}
+
+
+def measure_sql_only(engine: Engine, usage_filter: usage.UsageFilter, label: str, repeat: int) -> str:
+    """One table row without pandas: the SQL side timed and checked against plain aggregates."""
+    sql_run = partial(sql_page, engine, usage_filter)
+    ((sql_time, sql_cpu, sql_result),) = timed([sql_run], repeat)
+    plain = plain_figures(engine, usage_filter)
+    assert sql_result["requests"] == plain["requests"], (sql_result, plain)
+    assert sql_result["previous_requests"] == plain["previous_requests"], (sql_result, plain)
+    assert abs(sql_result["cost"] - plain["cost"]) < 1e-6 * max(1.0, plain["cost"]), (sql_result, plain)
+    sql_peak = peak_mb(sql_run)
+    return (
+        f"{label}| {sql_result['requests']:,} | {sql_time * 1000:,.0f} ms | - | - "
+        f"| {sql_cpu * 1000:,.0f} ms | - | - | {sql_peak:.1f} | - |"
+    )
+
+
 def measure(engine: Engine, usage_filter: usage.UsageFilter, label: str, repeat: int) -> str:
     """One table row: both sides timed, checked to agree, and their allocation peaks."""
     sql_run = partial(sql_page, engine, usage_filter)
@@ -186,6 +228,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="reuse (or make) bench_SIZE.db in this folder")
     parser.add_argument("--database-url", help="one size in this database (e.g. PostgreSQL) instead")
+    parser.add_argument(
+        "--no-pandas", action="store_true", help="SQL side only, checked against plain aggregates (10M rows)"
+    )
     args = parser.parse_args()
     if args.database_url and len(args.sizes) != 1:
         parser.error("--database-url measures one size: give one --sizes value")
@@ -205,21 +250,96 @@ def main() -> None:
                 "last 30 days": usage.UsageFilter(start_ms=start_30, end_ms=end_30),
                 "all time": usage.UsageFilter(start_ms=found[0], end_ms=found[1]),
             }
+            run = measure_sql_only if args.no_pandas else measure
             for name, usage_filter in views.items():
-                print(measure(engine, usage_filter, f"| {size:,} | {name} ", args.repeat), flush=True)
+                print(run(engine, usage_filter, f"| {size:,} | {name} ", args.repeat), flush=True)
             engine.dispose()
 
 
 def _engine(url: str | None, folder: Path, size: int) -> Engine:
     """The size's database, seeded unless it already holds exactly those rows."""
-    engine = create_store_engine(url or f"sqlite:///{folder / f'bench_{size}.db'}")  # migrates a kept one
+    url = url or f"sqlite:///{folder / f'bench_{size}.db'}"
+    engine = create_store_engine(url)  # migrates a kept one
     with engine.connect() as conn:
         held = conn.execute(select(func.count()).select_from(usage_table)).scalar_one()
+    if held == 0 and engine.dialect.name == "postgresql":
+        return _seed_postgres(engine, url, size)
     if held == 0:
         seed_demo(engine, size, days=DAYS, end_ms=END_MS)
     elif held != size:
         raise SystemExit(f"the database holds {held:,} usage rows, not {size:,}: give an empty one")
     return engine
+
+
+def _seed_postgres(engine: Engine, url: str, size: int) -> Engine:
+    """Seed a server database with `seed-demo`'s generator (the same rows), faster and as a database
+    that has lived would be.
+
+    `seed_demo` into PostgreSQL ran at 2-3k rows/s on this busy machine (an hour for 10M), and left
+    the rollups 50 times their size: it inserts one row per statement, in one transaction, so the
+    statement triggers upsert once per row and no old row version can be cleared before the end
+    (usage_hourly: 1.7 GB for 183k rows; the page read 1.76 GB of it). Here usage's secondary
+    indexes are dropped first and made again afterwards by the store's own migration
+    (`create_store_engine` creates any index of the schema that is missing) from sorted rows; each
+    generator batch (20,000 rows, in time order) is one COPY in its own transaction, which fires the
+    rollups' statement triggers once for the batch as an INSERT of those rows would. Rollups get the
+    same sums either way. Then VACUUM ANALYZE, as autovacuum would have done: statistics and the
+    visibility map for index-only scans.
+    """
+    with engine.begin() as conn:
+        for index in usage_table.indexes:
+            conn.execute(text(f"DROP INDEX IF EXISTS {index.name}"))
+    started = time.perf_counter()
+    conversation_rows, batches = generate(size, days=DAYS, end_ms=END_MS)
+    with engine.begin() as conn:
+        conn.execute(insert(conversations), conversation_rows)
+    written = 0
+    for batch in batches:
+        _copy_usage(engine, batch)
+        written += len(batch)
+        if written % 500_000 == 0 or written == size:
+            print(f"seeded {written:,} rows in {time.perf_counter() - started:,.0f} s", file=sys.stderr)
+    engine.dispose()
+    engine = create_store_engine(url)  # builds the dropped indexes
+    print(f"indexes built at {time.perf_counter() - started:,.0f} s", file=sys.stderr)
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        rollups = (usage_hourly, usage_conversation_hourly, usage_per_conversation)
+        for table in (usage_table, *rollups, conversations):
+            conn.execute(text(f"VACUUM ANALYZE {table.name}"))
+    print(f"vacuumed at {time.perf_counter() - started:,.0f} s", file=sys.stderr, flush=True)
+    _check_rollups(engine)
+    return engine
+
+
+def _check_rollups(engine: Engine) -> None:
+    """Each rollup holds the usage rows' requests and priced dollars per its key, no more, no less."""
+    raw_key = {"hour": "created_ms / 3600000", "conversation_id": "coalesce(conversation_id, '')"}
+    for table in (usage_hourly, usage_conversation_hourly, usage_per_conversation):
+        keys = [column.name for column in table.primary_key.columns]
+        grouped = (
+            f"SELECT {', '.join(f'{raw_key.get(k, k)} AS {k}' for k in keys)}, count(*) AS requests, "
+            "sum(CASE WHEN price_known THEN cost_total ELSE 0 END) AS cost_total FROM usage "
+            f"GROUP BY {', '.join(str(i + 1) for i in range(len(keys)))}"
+        )
+        compared = (
+            f"SELECT count(*), count(*) FILTER (WHERE raw.requests IS DISTINCT FROM kept.requests OR "
+            "abs(raw.cost_total - kept.cost_total) > 1e-9 * greatest(1, raw.cost_total)) "
+            f"FROM ({grouped}) AS raw FULL JOIN {table.name} AS kept USING ({', '.join(keys)})"
+        )
+        with engine.connect() as conn:
+            keys_seen, differing = conn.execute(text(compared)).one()
+        if differing:
+            raise SystemExit(f"{table.name}: {differing:,} of {keys_seen:,} keys differ from the usage rows")
+        print(f"{table.name}: {keys_seen:,} keys, each equal to the usage rows' sums", file=sys.stderr)
+
+
+def _copy_usage(engine: Engine, rows: list[dict[str, Any]]) -> None:
+    """One COPY of `rows` into usage, in a transaction of its own."""
+    with engine.begin() as conn:
+        cursor = conn.connection.driver_connection.cursor()  # psycopg's, for COPY
+        with cursor.copy(f"COPY usage ({', '.join(rows[0])}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(tuple(row.values()))
 
 
 if __name__ == "__main__":

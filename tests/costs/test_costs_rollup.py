@@ -1,5 +1,5 @@
-"""The rollups (usage_hourly, usage_conversation_hourly): per-hour sums of the usage table kept by
-triggers, the migrations that fill them, and the page's figures read from them."""
+"""The rollups (usage_hourly, usage_conversation_hourly, usage_per_conversation): sums of the usage
+table kept by triggers, the migrations that fill them, and the page's figures read from them."""
 
 from __future__ import annotations
 
@@ -7,10 +7,19 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, case, func, insert, select, text, update
+from sqlalchemy import Engine, case, func, insert, literal_column, select, text, update
 
 from tests.fixtures.costs import KNOWN_ROWS, gpt_4o_turn, usage_row, utc_ms
-from yiem.costs import UsageFilter, _sql, counts, local_day_range, summarize, top_conversations, totals
+from yiem.costs import (
+    UsageFilter,
+    _queries,
+    _sql,
+    counts,
+    local_day_range,
+    summarize,
+    top_conversations,
+    totals,
+)
 from yiem.store import (
     SCHEMA_VERSION,
     ConversationStore,
@@ -20,6 +29,7 @@ from yiem.store import (
     usage,
     usage_conversation_hourly,
     usage_hourly,
+    usage_per_conversation,
 )
 from yiem.types import AssistantMessage, LlmModel, LlmUsage, ModelCost, TextContent
 
@@ -77,6 +87,27 @@ def _raw(engine: Engine) -> dict[tuple[Any, ...], dict[str, Any]]:
         }
         for r in rows
     }
+
+
+def _per_conversation(engine: Engine) -> tuple[dict[Any, Any], dict[Any, Any]]:
+    """usage_per_conversation and the same sums from the rows: {(owner, conversation): (requests, $)}."""
+    c = usage.c
+    conversation = func.coalesce(c.conversation_id, literal_column("''"))
+    raw = select(
+        c.owner,
+        conversation.label("conversation_id"),
+        func.count().label("requests"),
+        func.sum(case((c.price_known.is_(True), c.cost_total), else_=0.0)).label("cost_total"),
+    ).group_by(c.owner, conversation)
+    with engine.connect() as conn:
+        kept, summed = (
+            {
+                (r.owner, r.conversation_id): (int(r.requests), round(float(r.cost_total), 9))
+                for r in conn.execute(q)
+            }
+            for q in (select(usage_per_conversation), raw)
+        )
+    return kept, summed
 
 
 def _reply(at: str, stop_reason: str = "end_turn", error: str | None = None) -> AssistantMessage:
@@ -140,6 +171,9 @@ def test_rollup_sums_every_kind_of_insert_by_hand(any_store_url: str) -> None:
     assert (local["requests"], local["unpriced_tokens"], local["cost_total"]) == (1, 1700, 0.0)
     assert sum(r["requests"] for r in rollup.values()) == len(KNOWN_ROWS) + 1 + 3
     assert rollup == _raw(engine)
+    kept, summed = _per_conversation(engine)
+    assert kept == summed
+    assert kept[("local", conversation.id)] == (3, 0.0122)  # the unpriced append adds no dollars
 
 
 def test_rollup_equals_the_rows_after_a_demo_seed_and_appends(any_store_url: str) -> None:
@@ -155,6 +189,8 @@ def test_rollup_equals_the_rows_after_a_demo_seed_and_appends(any_store_url: str
     rollup = _rollup(engine)
     assert sum(r["requests"] for r in rollup.values()) == 3_000 + 18 + 500
     assert rollup == _raw(engine)
+    kept, summed = _per_conversation(engine)
+    assert kept == summed and len(kept) > 100
 
 
 def test_migration_fills_the_rollup_from_existing_rows(any_store_url: str) -> None:
@@ -163,7 +199,7 @@ def test_migration_fills_the_rollup_from_existing_rows(any_store_url: str) -> No
     with engine.begin() as conn:
         conn.execute(insert(usage), KNOWN_ROWS)
         conn.execute(insert(usage), [gpt_4o_turn("2026-10-24T21:10:00", 1.0, 1.0)] * 3)
-        for rollup in ("usage_hourly", "usage_conversation_hourly"):
+        for rollup in ("usage_hourly", "usage_conversation_hourly", "usage_per_conversation"):
             if conn.dialect.name == "postgresql":
                 conn.execute(text(f"DROP TRIGGER {rollup}_add ON usage"))
                 conn.execute(text(f"DROP FUNCTION {rollup}_add()"))
@@ -185,6 +221,8 @@ def test_migration_fills_the_rollup_from_existing_rows(any_store_url: str) -> No
         conn.execute(insert(usage).values(**gpt_4o_turn("2026-10-24T21:30:00", 1.0, 1.0)))
     assert _rollup(migrated)[hour]["requests"] == 6
     assert _rollup(migrated) == _raw(migrated)
+    kept, summed = _per_conversation(migrated)
+    assert kept == summed and kept[("local", "conv-a")][0] == 3 + 5
     # conv-a: KNOWN_ROWS has one request at 21:30 UTC on the 24th, one at 22:30, one on the 26th;
     # the five gpt-4o turns added at 21:10-21:30 belong to conv-a too.
     with migrated.connect() as conn:
@@ -270,3 +308,91 @@ def test_top_conversations_from_the_rollup_equal_the_rows(
     assert (conversation.id, utc_ms("2026-10-31T12:45:00"), 10, 0, 0.061) in fast[1]
     assert fast[4] == [("conv-a", utc_ms("2026-10-26T12:00:00"), 3, 0, 0.04725)]
     assert fast == slow
+
+
+def test_top_conversations_among_the_costliest_equal_summing_every_conversation(
+    any_store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The top taken among the conversations that cost the most over all time (one person's or the
+    team's) is the top of summing every conversation, whether those candidates settle it or not."""
+    engine = create_store_engine(any_store_url)
+    end_ms = utc_ms("2026-11-01T00:00:00")
+    seed_demo(engine, 3_000, days=20, end_ms=end_ms)  # the catalogue's prices: local models cost nothing
+    seed_demo(engine, 1_000, days=20, end_ms=end_ms - 1_234_567, seed=11, owner="bob")
+    t = usage_per_conversation.c
+    ranked = select(t.conversation_id, t.cost_total).where(t.owner == "local").order_by(t.cost_total.desc())
+    with engine.connect() as conn:
+        costliest = conn.execute(ranked).all()
+    with engine.begin() as conn:
+        conn.execute(insert(usage), KNOWN_ROWS)  # conversation-less and unpriced rows too
+        # Bob's requests in three of local's middling conversations: the team's top is not either's.
+        conn.execute(
+            insert(usage),
+            [
+                usage_row(
+                    created_ms=end_ms - 2 * 86_400_000 + i,
+                    conversation_id=costliest[30 + i].conversation_id,
+                    cost_input=costliest[0].cost_total / 2,
+                    owner="bob",
+                )
+                for i in range(3)
+            ],
+        )
+    days = 86_400_000
+    filters = [
+        UsageFilter(start_ms=end_ms - 20 * days + 1_234, end_ms=end_ms - 777),  # partial end hours
+        UsageFilter(start_ms=end_ms - 3 * days, end_ms=end_ms),
+        UsageFilter(start_ms=end_ms - 10 * days, end_ms=end_ms, providers=("anthropic",)),
+        UsageFilter(start_ms=end_ms - 20 * days, end_ms=end_ms, models=("smollm2", "qwen2.5:7b")),
+        UsageFilter(start_ms=end_ms - 20 * days + 1_234, end_ms=end_ms - 777, owner=None),  # the team
+        UsageFilter(start_ms=end_ms - 15 * days, end_ms=end_ms - 777, owner="bob"),
+    ]
+    settled: list[bool] = []
+    among_costliest = _queries._top_among_costliest
+
+    def spy(*args: Any) -> Any:
+        found = among_costliest(*args)
+        settled.append(found is not None)
+        return found
+
+    def table(usage_filter: UsageFilter, limit: int) -> list[Any]:
+        return [
+            (r.conversation_id, r.last_ms, r.totals.requests, round(r.totals.cost_total, 9))
+            for r in top_conversations(engine, usage_filter, limit)
+        ]
+
+    monkeypatch.setattr(_queries, "_top_among_costliest", spy)
+    monkeypatch.setattr(_queries, "MIN_CANDIDATES", 1)
+    monkeypatch.setattr(_queries, "CANDIDATE_ROUNDS", (2, 6))
+    fast = {(i, limit): table(f, limit) for i, f in enumerate(filters) for limit in (1, 5, 20)}
+    monkeypatch.setattr(_queries, "CANDIDATE_ROUNDS", ())  # every conversation summed
+    slow = {(i, limit): table(filters[i], limit) for i, limit in fast}
+    assert fast == slow
+    assert all(len(rows) == limit for (_, limit), rows in fast.items())
+    assert True in settled and False in settled  # both ways were taken
+
+
+def test_the_teams_top_sums_a_conversation_over_everyone_in_it(
+    any_store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A conversation with two people's requests ranks by their sum on the team's page, though each
+    part alone is outside the candidates: the candidates are the team's costliest, not a person's."""
+    engine = create_store_engine(any_store_url)
+    start = utc_ms("2026-10-20T00:00:00")
+    rows = [
+        usage_row(created_ms=start + i * 60_000, conversation_id=f"c{i}", cost_input=float(i), owner="local")
+        for i in range(1, 101)
+    ]
+    rows += [  # every row names its owner: an executemany takes its columns from the first row
+        usage_row(created_ms=start + 30_000, conversation_id="shared", cost_input=60.5, owner="local"),
+        usage_row(created_ms=start + 90_000, conversation_id="shared", cost_input=60.5, owner="bob"),
+    ]
+    with engine.begin() as conn:
+        conn.execute(insert(usage), rows)
+    monkeypatch.setattr(_queries, "MIN_CANDIDATES", 1)
+    monkeypatch.setattr(_queries, "CANDIDATE_ROUNDS", (2,))
+    team = UsageFilter(start_ms=start - 777, end_ms=start + 86_400_000, owner=None)
+    assert [r.conversation_id for r in top_conversations(engine, team, 3)] == ["shared", "c100", "c99"]
+    assert top_conversations(engine, team, 1)[0].totals.cost_total == pytest.approx(121.0)
+    mine = UsageFilter(start_ms=start - 777, end_ms=start + 86_400_000)
+    assert [r.conversation_id for r in top_conversations(engine, mine, 2)] == ["c100", "c99"]

@@ -282,7 +282,7 @@ def _back_to_version_10(engine: Engine) -> None:
     # What version 10 had: no owner columns, rollups keyed without one. The rollups are dropped
     # (migration 11 makes them again either way) and so is every index that holds the owner.
     with engine.begin() as conn:
-        for rollup in ("usage_hourly", "usage_conversation_hourly"):
+        for rollup in ("usage_hourly", "usage_conversation_hourly", "usage_per_conversation"):
             if conn.dialect.name == "postgresql":
                 conn.execute(text(f"DROP TRIGGER {rollup}_add ON usage"))
                 conn.execute(text(f"DROP FUNCTION {rollup}_add()"))

@@ -6,8 +6,9 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import ColumnElement, Engine, and_, exists, func, select, true
+from sqlalchemy import ColumnElement, Engine, Select, and_, exists, func, literal_column, select, true
 
 from yiem.costs._models import (
     BreakdownRow,
@@ -27,20 +28,31 @@ from yiem.costs._periods import (
     choose_granularity,
     offset_transitions,
 )
-from yiem.costs._sql import counts_query, cube_query, per_conversation, read_counts, read_totals
+from yiem.costs._sql import (
+    counts_query,
+    cube_query,
+    per_conversation,
+    read_counts,
+    read_totals,
+    rollup_conversations,
+)
 from yiem.identity import LOCAL_OWNER_ID
 from yiem.store import (
     COMPARE_SOURCE,
     SAMPLING_SOURCE,
+    USAGE_SAMPLE_EVERY,
     conversations,
     experiments,
     usage,
+    usage_per_conversation,
     visible_experiments,
 )
 
 # Above this many requests a median is read from an evenly spread sample of them (by id), so the
 # page never pulls every latency out of the database; at or below it the median is exact.
 MEDIAN_SAMPLE = 20_000
+# `id % 16 = 0` as SQL with the number written out, so it matches ix_usage_sample's condition.
+_IN_SAMPLE_INDEX = (usage.c.id % literal_column(str(USAGE_SAMPLE_EVERY))) == literal_column("0")
 
 
 def data_range(engine: Engine, usage_filter: UsageFilter | None = None) -> tuple[int, int] | None:
@@ -105,14 +117,22 @@ def medians(
     """Median latency and time to first token (ms) of `usage_filter`'s requests.
 
     Exact up to MEDIAN_SAMPLE requests; above, the median of every k-th row by id, so at most
-    about MEDIAN_SAMPLE values leave the database whatever the number of rows. Pass `count`
-    (the number of rows `usage_filter` selects) when known, to save counting them again.
+    about MEDIAN_SAMPLE values leave the database whatever the number of rows. From k = 16 (over
+    320,000 requests) k is a multiple of 16 (half to all of MEDIAN_SAMPLE values), so the rows
+    are read from ix_usage_sample, which holds every 16th row: a sixteenth of the range, not all
+    of it. Pass `count` (the number of rows `usage_filter` selects) when known, to save counting
+    them again.
     """
     if count is None:
         count = counts(engine, usage_filter).requests
     with engine.connect() as conn:
         step = max(1, -(-int(count) // MEDIAN_SAMPLE))
-        condition = usage_filter.where() if step == 1 else and_(usage_filter.where(), usage.c.id % step == 0)
+        condition = usage_filter.where()
+        if step >= USAGE_SAMPLE_EVERY:
+            step = -(-step // USAGE_SAMPLE_EVERY) * USAGE_SAMPLE_EVERY
+            condition = and_(condition, _IN_SAMPLE_INDEX, usage.c.id % step == 0)
+        elif step > 1:
+            condition = and_(condition, usage.c.id % step == 0)
         latencies: list[float] = []
         ttfts: list[float] = []
         for latency, ttft in conn.execute(select(usage.c.latency_ms, usage.c.ttft_ms).where(condition)):
@@ -145,9 +165,90 @@ def headline(engine: Engine, usage_filter: UsageFilter) -> HeadlineChange:
     return HeadlineChange(current=now, previous=before)
 
 
+# A range's top conversations are first looked for among the owner's most expensive conversations of
+# all time (usage_per_conversation): this many times the number asked for (at least
+# MIN_CANDIDATES), then ten times more; when neither settles it, among every conversation.
+CANDIDATE_ROUNDS = (4, 40)
+MIN_CANDIDATES = 200
+
+
 def top_conversations(engine: Engine, usage_filter: UsageFilter, limit: int = 10) -> list[BreakdownRow]:
-    """The `limit` most expensive conversations (then most requests), with their titles."""
-    sums = per_conversation(usage_filter)
+    """The `limit` most expensive conversations (then most requests), with their titles.
+
+    Summing every conversation of a long range is most of the page's work at 10M requests (half a
+    million conversations), so the top is first taken among the conversations that cost the most
+    over all time (one person's, or the team's): no conversation can cost more in a range than in
+    all time, so when the last of the top found there beats the next conversation of all time, no
+    other can be in it.
+    """
+    if rollup_conversations(usage_filter) and _candidates_pay(engine, usage_filter):
+        for factor in CANDIDATE_ROUNDS:
+            found = _top_among_costliest(engine, usage_filter, limit, max(MIN_CANDIDATES, factor * limit))
+            if found is not None:
+                return found
+    return _top(engine, usage_filter, limit)
+
+
+def _candidates_pay(engine: Engine, usage_filter: UsageFilter) -> bool:
+    """Whether looking among the costliest conversations first is likely faster than summing all.
+
+    One person's costliest are a walk down an index. The team's are a sum over every conversation
+    (at 10M requests 0.5 s, twice a round): faster than summing the range's conversations only when
+    the range spans most of the time there is usage in, as "all time" does (3-4 s summed, 1 s so).
+    """
+    if usage_filter.owner is not None:
+        return True
+    assert usage_filter.start_ms is not None and usage_filter.end_ms is not None  # rollup_conversations
+    found = data_range(engine, UsageFilter(owner=None))
+    if found is None:
+        return False
+    first, end = found
+    covered = min(usage_filter.end_ms, end) - max(usage_filter.start_ms, first)
+    return 2 * covered >= end - first
+
+
+def _top_among_costliest(
+    engine: Engine, usage_filter: UsageFilter, limit: int, candidates: int
+) -> list[BreakdownRow] | None:
+    """The top among the `candidates` conversations of the owner (or the team) that cost the most over
+    all time, or None when a conversation outside them might belong in it."""
+    t = usage_per_conversation.c
+    if usage_filter.owner is not None:  # read backwards off ix_usage_per_conversation_cost
+        costliest = (
+            select(t.conversation_id, t.cost_total, t.requests)
+            .where(t.owner == usage_filter.owner)
+            .order_by(t.cost_total.desc(), t.requests.desc())
+        )
+    else:  # the whole team: each conversation's dollars over everyone's requests in it
+        cost, requests = func.sum(t.cost_total), func.sum(t.requests)
+        costliest = (
+            select(t.conversation_id, cost.label("cost_total"), requests.label("requests"))
+            .group_by(t.conversation_id)
+            .order_by(cost.desc(), requests.desc())
+        )
+    # The candidates are chosen inside the top's own statement (one snapshot), as a CTE: one read
+    # of them, however many parts of the statement ask (the team's is a sum over every conversation).
+    among = select(costliest.limit(candidates).cte("costliest").c.conversation_id)
+    rows = _top(engine, usage_filter, limit, among)
+    # Read after the top: totals only grow, so a conversation that grew in between raises the bound
+    # (the first conversation left out) rather than slipping past it.
+    with engine.connect() as conn:
+        bound = conn.execute(costliest.offset(candidates).limit(1)).first()
+    if bound is None:  # every conversation was a candidate
+        return rows
+    if len(rows) < limit:
+        return None
+    last = rows[-1].totals
+    if bound.cost_total == 0:  # every conversation left out cost nothing at all: requests decide
+        return rows if last.cost_total > 0 or last.requests > bound.requests else None
+    # The same dollars summed in another order may differ in the last bits: keep a margin.
+    return rows if last.cost_total > bound.cost_total * (1 + 1e-9) else None
+
+
+def _top(
+    engine: Engine, usage_filter: UsageFilter, limit: int, among: Select[Any] | None = None
+) -> list[BreakdownRow]:
+    sums = per_conversation(usage_filter, among)
     grouped = (
         select(sums)
         .order_by(sums.c.cost_total.desc(), sums.c.requests.desc(), sums.c.conversation_id)

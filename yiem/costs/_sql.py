@@ -173,25 +173,37 @@ def _hourly(usage_filter: UsageFilter, full: bool = False) -> Any:
     return (union_all(*parts) if len(parts) > 1 else parts[0]).subquery()
 
 
-def _raw_conversations(usage_filter: UsageFilter, edge: bool = False) -> Select[Any]:
+def _raw_conversations(
+    usage_filter: UsageFilter, edge: bool = False, among: Select[Any] | None = None
+) -> Select[Any]:
     # Walking ix_usage_conversation_totals in conversation order groups without a sort; that
     # beats sorting the period's rows even when the period is a small part of the table. A partial
     # edge hour is a sliver of the table: seek it by time instead.
-    return (
-        select(usage.c.conversation_id, func.max(usage.c.created_ms).label("last_ms"), *sum_columns())
-        .where(usage_filter.where(time_index=edge))
-        .group_by(usage.c.conversation_id)
-    )
+    query = select(usage.c.conversation_id, func.max(usage.c.created_ms).label("last_ms"), *sum_columns())
+    query = query.where(usage_filter.where(time_index=edge))
+    if among is not None:
+        query = query.where(func.coalesce(usage.c.conversation_id, "").in_(among))
+    return query.group_by(usage.c.conversation_id)
 
 
-def per_conversation(usage_filter: UsageFilter) -> Any:
-    """`usage_filter`'s requests summed per conversation (a subquery): whole hours from
-    usage_conversation_hourly (walked in conversation order), partial edge hours from the rows."""
+def rollup_conversations(usage_filter: UsageFilter) -> bool:
+    """Whether `per_conversation` reads whole hours from usage_conversation_hourly for this filter."""
     # usage_conversation_hourly keeps no experiment or source: their conversations come from the rows.
     from_rows = usage_filter.experiment_id is not None or usage_filter.source is not None
-    split = None if from_rows else _split_hours(usage_filter)
+    return not from_rows and _split_hours(usage_filter) is not None
+
+
+def per_conversation(usage_filter: UsageFilter, among: Select[Any] | None = None) -> Any:
+    """`usage_filter`'s requests summed per conversation (a subquery): whole hours from
+    usage_conversation_hourly (walked in conversation order), partial edge hours from the rows.
+
+    `among` (a SELECT of conversation ids, '' for none) limits the sums to those conversations,
+    each then found by a seek in the rollup (with `rollup_conversations`; else the range's rows
+    are read as without it).
+    """
+    split = _split_hours(usage_filter) if rollup_conversations(usage_filter) else None
     if split is None:
-        return _raw_conversations(usage_filter).subquery()
+        return _raw_conversations(usage_filter, among=among).subquery()
     first, last, edges = split
     r = usage_conversation_hourly.c
     query = select(
@@ -199,10 +211,12 @@ def per_conversation(usage_filter: UsageFilter) -> Any:
         func.max(r.last_ms).label("last_ms"),
         *(func.sum(r[name]).label(name) for name in Counts.model_fields),
     ).where(r.hour >= first, r.hour < last, *usage_filter.dimensions(r))
+    if among is not None:
+        query = query.where(r.conversation_id.in_(among))
     query = query.group_by(r.conversation_id)
     if not edges:
         return query.subquery()
-    parts = union_all(query, *(_raw_conversations(edge, edge=True) for edge in edges)).subquery()
+    parts = union_all(query, *(_raw_conversations(edge, True, among) for edge in edges)).subquery()
     return (
         select(
             parts.c.conversation_id,

@@ -30,11 +30,13 @@ from yiem.store._review_tables import experiment_reviews, reply_reviews, review_
 from yiem.store._schema import (
     ERROR_STOP_REASON,
     USAGE_HOUR_EXPRESSION,
+    USAGE_SAMPLE_EVERY,
     conversations,
     messages,
     usage,
     usage_conversation_hourly,
     usage_hourly,
+    usage_per_conversation,
 )
 from yiem.store._sign_in_tables import mcp_sign_ins
 from yiem.store._usage_rows import SAMPLING_SOURCE, usage_row
@@ -51,6 +53,7 @@ __all__ = [
     "SAMPLING_SOURCE",
     "SCHEMA_VERSION",
     "USAGE_HOUR_EXPRESSION",
+    "USAGE_SAMPLE_EVERY",
     "Conversation",
     "ConversationNotFoundError",
     "ConversationStore",
@@ -95,6 +98,7 @@ __all__ = [
     "usage",
     "usage_conversation_hourly",
     "usage_hourly",
+    "usage_per_conversation",
     "usage_row",
     "view_copies",
     "visible_experiments",

@@ -20,6 +20,7 @@ from yiem.store._schema import (
     schema_version,
     usage_conversation_hourly,
     usage_hourly,
+    usage_per_conversation,
 )
 
 
@@ -271,6 +272,15 @@ def _migrate_22_to_23(conn: Connection) -> None:
     del conn
 
 
+def _migrate_23_to_24(conn: Connection) -> None:
+    # Version 24 is the Costs page at 10M rows (issue 27). It adds usage_per_conversation (each
+    # conversation's requests and dollars over all time, kept by a trigger like the other rollups)
+    # and fills it from the usage rows already there; migration 11 may have made it already (it
+    # remakes every rollup), and installing again refills it, counting each row once. Its index
+    # ix_usage_sample (every 16th row, for the medians) is made by _ensure_indexes.
+    install_rollup(conn, usage_per_conversation)
+
+
 MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
@@ -294,6 +304,7 @@ MIGRATIONS: dict[int, Callable[[Connection], None]] = {
     20: _migrate_20_to_21,
     21: _migrate_21_to_22,
     22: _migrate_22_to_23,
+    23: _migrate_23_to_24,
 }
 SCHEMA_VERSION = 1 + len(MIGRATIONS)
 

@@ -8,7 +8,14 @@ from __future__ import annotations
 from sqlalchemy import Connection, Table, delete, text
 
 from yiem.store._errors import StoreError
-from yiem.store._schema import ERROR_STOP_REASON, metadata, usage, usage_conversation_hourly, usage_hourly
+from yiem.store._schema import (
+    ERROR_STOP_REASON,
+    metadata,
+    usage,
+    usage_conversation_hourly,
+    usage_hourly,
+    usage_per_conversation,
+)
 
 _PRICED = "CASE WHEN {r}price_known THEN {value} ELSE 0 END"
 _TOKENS = "{r}input_tokens + {r}output_tokens + {r}cache_read_tokens + {r}cache_write_tokens"
@@ -35,7 +42,7 @@ _ROW_SQL: dict[str, str] = {
     "unpriced_tokens": f"CASE WHEN {{r}}price_known THEN 0 ELSE {_TOKENS} END",
     "last_ms": "{r}created_ms",
 }
-ROLLUPS = (usage_hourly, usage_conversation_hourly)
+ROLLUPS = (usage_hourly, usage_conversation_hourly, usage_per_conversation)
 
 
 def _keys(table: Table) -> list[str]:

@@ -108,6 +108,10 @@ _USAGE_COUNT_COLUMNS = (
 )
 # The UTC hour of a usage row; yiem.costs writes the same text so the expression index matches.
 USAGE_HOUR_EXPRESSION = "(created_ms / 3600000)"
+# ix_usage_sample holds every this-many-th usage row by id (schema 24). A query must say
+# `id % 16 = 0` with the number written out, not as a parameter, for either database to use it.
+USAGE_SAMPLE_EVERY = 16
+_SAMPLE_CONDITION = f"id % {USAGE_SAMPLE_EVERY} = 0"
 
 usage = Table(
     "usage",
@@ -198,6 +202,21 @@ usage = Table(
         "created_ms",
         *_USAGE_COUNT_COLUMNS,
     ),
+    # The Costs page's median sample above 16 x 20,000 requests (every k-th request by id, k a
+    # multiple of 16, see yiem.costs.medians): one person's range of it, read from this index alone,
+    # is a sixteenth of the range's rows. Only those rows are in it, so inserts barely pay for it.
+    Index(
+        "ix_usage_sample",
+        "owner",
+        "created_ms",
+        "provider",
+        "model",
+        "latency_ms",
+        "ttft_ms",
+        "id",
+        sqlite_where=text(_SAMPLE_CONDITION),
+        postgresql_where=text(_SAMPLE_CONDITION),
+    ),
     # The top conversations: read in conversation order, SQLite groups them as it goes instead of
     # sorting every request of the period (yiem.costs.top_conversations asks for this index).
     Index(
@@ -264,6 +283,23 @@ usage_conversation_hourly = Table(
     ),
     # In conversation order, so grouping conversations walks it without a sort.
     PrimaryKeyConstraint("conversation_id", "hour", "provider", "model", "owner"),
+    sqlite_with_rowid=False,
+)
+
+# Per owner and conversation ('' for none), over all time: requests and priced dollars only. No
+# range can hold more of a conversation than this, so the Costs page finds a range's most expensive
+# conversations among the few most expensive here instead of summing every conversation's hours
+# (yiem.costs.top_conversations; schema 24).
+usage_per_conversation = Table(
+    "usage_per_conversation",
+    metadata,
+    Column("owner", Text, nullable=False),
+    Column("conversation_id", Text, nullable=False),
+    Column("requests", BigInteger, nullable=False),
+    Column("cost_total", Float, nullable=False),
+    PrimaryKeyConstraint("owner", "conversation_id"),
+    # One person's conversations, most expensive first (read backwards), more requests first on a tie.
+    Index("ix_usage_per_conversation_cost", "owner", "cost_total", "requests"),
     sqlite_with_rowid=False,
 )
 
