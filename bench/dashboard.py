@@ -336,7 +336,9 @@ def _check_rollups(engine: Engine) -> None:
 def _copy_usage(engine: Engine, rows: list[dict[str, Any]]) -> None:
     """One COPY of `rows` into usage, in a transaction of its own."""
     with engine.begin() as conn:
-        cursor = conn.connection.driver_connection.cursor()  # psycopg's, for COPY
+        driver = conn.connection.driver_connection
+        assert driver is not None  # an open connection's psycopg connection, for COPY
+        cursor = driver.cursor()
         with cursor.copy(f"COPY usage ({', '.join(rows[0])}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(tuple(row.values()))
