@@ -39,6 +39,9 @@ def test_the_cohort_heatmap_asks_its_server_through_the_page_and_draws_each_answ
     page: Any, rich_app: StreamlitApp
 ) -> None:
     _call_tool(page, rich_app, "cohort", "Get Cohort Retention Data")
+    # Drawn under the result, below the window: a person scrolls to it, and Chromium runs no
+    # animation frames (which these views draw in) in a frame off screen.
+    page.locator(VIEW_FRAME).scroll_into_view_if_needed(timeout=60_000)
     view = page.frame_locator(VIEW_FRAME)
     expect(view.get_by_text("Cohort Retention Analysis")).to_be_visible(timeout=60_000)
     # The view fetches its data with its own tools/call, which is not marked read-only: it waits.
@@ -62,6 +65,9 @@ def test_the_budget_allocator_draws_its_chart_and_sliders_from_the_result(
     page: Any, rich_app: StreamlitApp
 ) -> None:
     _call_tool(page, rich_app, "budget", "Get Budget Data")
+    # Drawn under the result, below the window: a person scrolls to it, and Chromium runs no
+    # animation frames (which these views draw in) in a frame off screen.
+    page.locator(VIEW_FRAME).scroll_into_view_if_needed(timeout=60_000)
     view = page.frame_locator(VIEW_FRAME)
     expect(view.get_by_text("Budget Allocator")).to_be_visible(timeout=60_000)
     expect(view.locator("#status-bar")).not_to_have_text("Allocated: $0 / $0", timeout=60_000)
