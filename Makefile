@@ -58,7 +58,7 @@ bench: setup-test
 	$(PY) bench/startup.py --runs 10
 	$(PY) bench/loop.py
 	$(PY) bench/providers.py --requests 200 --chunks 100
-	$(PY) bench/mcp.py --calls 500 --connects 5
+	$(PY) bench/mcp.py --calls 500 --rounds 5 --connects 5
 	$(PY) bench/checks.py --calls 1000 --rounds 5
 	$(PY) bench/chat_stop.py
 	$(PY) bench/chat_page.py
@@ -66,6 +66,8 @@ bench: setup-test
 	$(PY) bench/experiments.py --items 10000 --repeat 3 --http-items 1000 --peer-repeat 1 --ray
 	$(PY) bench/compare.py --rounds 5
 	$(PY) bench/example_experiment.py --rounds 3
+	$(PY) bench/llama_threads.py --busy 0
+	$(PY) bench/llama_threads.py --busy 3
 	$(PY) bench/mcp_apps.py --draws 15 --reruns 15
 
 clean:
