@@ -53,6 +53,7 @@ from yiem.experiments._results import (
     pareto_front,
     summarize,
 )
+from yiem.experiments._resume import resume_experiment
 from yiem.experiments._review_model import Review
 from yiem.experiments._reviews import (
     QueueCell,
@@ -97,7 +98,6 @@ from yiem.experiments._storage import (
     ExperimentStore,
     RunRecord,
     StoreRecorder,
-    resume_experiment,
 )
 from yiem.experiments._variant import CUSTOM_PROVIDER, Variant, VariantError
 from yiem.experiments.scorers import AnyScorer, ScorerError, ScorerSpecError

@@ -12,7 +12,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import Any
 
 from pydantic import ValidationError
 from sqlalchemy import delete, func, insert, select, update
@@ -43,10 +43,6 @@ from yiem.store import (
     messages,
     usage,
 )
-
-if TYPE_CHECKING:
-    from yiem.experiments._runner import RunOptions
-
 from yiem.types import (
     AgentMessage,
     model_json,
@@ -443,19 +439,3 @@ class StoreRecorder:
 
     def finish(self, status: RunStatus, stop_reason: str | None) -> None:
         self.store.set_status(self.run_id, status, stop_reason)
-
-
-def resume_experiment(
-    store: ExperimentStore, run_id: str, variants: Sequence[Variant] = (), **options: Unpack[RunOptions]
-) -> ExperimentResult:
-    """Run what a stored run has left (after a Stop or a restart); finished items are not run again.
-
-    `variants` replace stored ones by name (a client object or a key is never stored); `options`:
-    see `RunOptions`. Only someone who may edit the run's experiment resumes it (`set_status` refuses
-    the others before anything runs); what the resume stores is theirs, as any run's is its runner's.
-    """
-    from yiem.experiments._runner import run_spec
-
-    spec = store.load_spec(run_id, variants)
-    store.set_status(run_id, "running")
-    return run_spec(spec, store.recorder(run_id), **options)
