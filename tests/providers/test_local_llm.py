@@ -172,3 +172,24 @@ def test_the_app_embedded_server_answers_two_at_once_each_with_the_whole_window(
     props = httpx.get(f"{base_url.removesuffix('/v1')}/props", timeout=30).json()
     assert props["total_slots"] == 2, props
     assert props["default_generation_settings"]["n_ctx"] == model.context_window == 4096, props
+
+
+@pytest.mark.llama
+def test_a_reply_stops_at_the_reply_limit_when_the_request_names_none() -> None:
+    # A toy model that repeats itself would otherwise write until its 4,096-token window is full.
+    with LocalLlmServer(reply_limit=12, progress=None) as server:
+
+        def completion_tokens(**limit: int) -> tuple[int, str]:
+            body = {
+                "model": server.alias,
+                "messages": [{"role": "user", "content": "Write a very long story about a cat."}],
+                "temperature": 0,
+                **limit,
+            }
+            reply = httpx.post(f"{server.openai_base_url}/chat/completions", json=body, timeout=120).json()
+            return reply["usage"]["completion_tokens"], reply["choices"][0]["finish_reason"]
+
+        assert completion_tokens() == (12, "length")
+        assert completion_tokens(max_tokens=5) == (5, "length")
+        assert completion_tokens(max_tokens=20) == (20, "length")
+        assert server.llm_model().max_tokens == 12

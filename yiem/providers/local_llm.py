@@ -161,7 +161,8 @@ class LocalLlmServer:
     """A `llama-server` process on 127.0.0.1 and a free port; use as a context manager.
 
     `base_url` is `http://127.0.0.1:PORT` (Anthropic clients), `openai_base_url` adds `/v1`.
-    `context_size` is each slot's window; `parallel` slots answer at once (llama-server's `-np`).
+    `context_size` is each slot's window; `parallel` slots answer at once (llama-server's `-np`);
+    `reply_limit` caps a reply's tokens when the request names no limit of its own.
     """
 
     def __init__(
@@ -176,6 +177,9 @@ class LocalLlmServer:
         # other, so on a busy 2-core machine a reply took 5-60x longer (docs/benchmarks.md).
         threads: int = 1,
         parallel: int = 1,
+        # SmolLM2-135M often falls into repeating itself; uncapped, such a reply runs until its
+        # window is full, minutes on a busy machine, while a person waits for Stop.
+        reply_limit: int = 1024,
         startup_timeout: float = 120.0,
         progress: Callable[[str], None] | None = _print_progress,
     ) -> None:
@@ -186,6 +190,7 @@ class LocalLlmServer:
         self.context_size = context_size
         self.threads = threads
         self.parallel = parallel
+        self.reply_limit = reply_limit
         self.startup_timeout = startup_timeout
         self._progress = progress
         self._process: subprocess.Popen[bytes] | None = None
@@ -226,7 +231,7 @@ class LocalLlmServer:
             base_url=self.openai_base_url,
             api="openai-completions",
             context_window=self.context_size,
-            max_tokens=self.context_size,
+            max_tokens=self.reply_limit,
             cost=ModelCost(),
             price_known=False,
             price_source="local model: no price",
@@ -307,6 +312,8 @@ class LocalLlmServer:
             str(self.threads),
             "-np",
             str(self.parallel),
+            "-n",
+            str(self.reply_limit),  # the default: a request's own max_tokens overrides it
             "--jinja",
         ]
         if template is not None:
