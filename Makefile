@@ -7,6 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt | sha1sum | cut -c1-12)
 
 # pytest's workers: CI's machine has 2 cores, and many tests wait on servers rather than compute.
+# Files go out in tests/conftest.py's order (browser files first), not xdist's most-tests-first.
 PYTEST_WORKERS ?= 2
 
 .PHONY: run test lint typecheck pytest setup-test setup-llama setup-parts bench clean
@@ -46,7 +47,7 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy app.py ui bench/dashboard.py
 
 pytest: setup-test
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # Two jobs at once: the one-time llama-server build overlaps the installs, lint and type checks.
 test:
