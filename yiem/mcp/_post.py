@@ -126,10 +126,10 @@ class _Body(httpx.SyncByteStream):
 
 
 class _OneWriteStream(httpcore.NetworkStream):
-    """Holds httpcore's writes (headers, then body) until the reply is read, to send them as one.
+    """Holds httpcore's writes (headers, then body) until the reply is read, to send them as one."""
 
-    Two writes cost two wake-ups of the server, and with Nagle's algorithm the body can wait
-    for the server's delayed ACK of the headers."""
+    # Two writes cost two wake-ups of the server, and with Nagle's algorithm the body can wait
+    # for the server's delayed ACK of the headers.
 
     def __init__(self, inner: httpcore.NetworkStream) -> None:
         self._inner = inner
