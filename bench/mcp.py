@@ -9,10 +9,11 @@ server and the official TypeScript SDK 2.0's `McpServer` on Node (bench/sdk_ts_s
 2025-11-25 as well (both clients held to the handshake there), for a lighter 2025 server. Every row
 also sends the same request with no client in between (a bare pipe write and line read, or a bare
 `httpx` POST; at 2025-11-25 after its own handshake): the server's own time, which bounds the
-ratio any client can reach. Connect time (process start or HTTP session plus the negotiation) and
-import time too. The SDK is async only, so it is driven from sync code through an anyio blocking
-portal, as a sync program would have to. Reports medians and yiem/SDK ratios (below 1 means yiem
-is faster).
+ratio any client can reach; over HTTP also the same POST on bare httpcore, the engine under httpx,
+which yiem's POSTs use: the floor for a client inside httpx's family. Connect time (process start
+or HTTP session plus the negotiation) and import time too. The SDK is async only, so it is driven
+from sync code through an anyio blocking portal, as a sync program would have to. Reports medians
+and yiem/SDK ratios (below 1 means yiem is faster).
 
     .venv/bin/python bench/mcp.py [--calls 500] [--rounds 5] [--connects 5] [--only TEXT]
 """
@@ -40,6 +41,7 @@ sys.path = [entry for entry in sys.path if Path(entry or ".").resolve() != ROOT 
 sys.path.insert(0, str(ROOT))
 
 import anyio.from_thread  # noqa: E402
+import httpcore  # noqa: E402
 import httpx  # noqa: E402
 import mcp  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
@@ -185,6 +187,40 @@ def bare_http(target: Target, body: dict[str, Any], ids: Iterator[int]) -> Itera
         yield lambda: http.post(target.url, json=_rpc(next(ids), "tools/call", body)).text
 
 
+@contextmanager
+def core_session(target: Target, transport: str) -> Iterator[Call]:
+    """The bare POST on httpcore (httpx's engine), headers prebuilt: the floor inside httpx's family."""
+    assert transport == "http"
+    url = httpcore.URL(target.url)
+    host = (b"Host", url.host + (f":{url.port}".encode() if url.port else b""))
+    headers = [
+        host,
+        (b"Accept", b"application/json, text/event-stream"),
+        (b"Content-Type", b"application/json"),
+    ]
+    headers.append((b"MCP-Protocol-Version", target.revision.encode()))
+    if target.stateless:
+        headers += [(b"Mcp-Method", b"tools/call"), (b"Mcp-Name", target.tool.encode())]
+    body: dict[str, Any] = {"name": target.tool, "arguments": ARGS}
+    if target.stateless:
+        body["_meta"] = _META
+    ids = iter(range(1, 1 << 30))
+    with httpcore.ConnectionPool() as pool:
+
+        def post(message: dict[str, Any]) -> httpcore.Response:
+            content = json.dumps(message).encode()
+            length = (b"Content-Length", str(len(content)).encode())
+            return pool.request("POST", url, headers=[*headers, length], content=content)
+
+        if not target.stateless:
+            session = post(_rpc(next(ids), "initialize", _INITIALIZE)).headers
+            for name, value in session:
+                if name.lower() == b"mcp-session-id":
+                    headers.append((b"Mcp-Session-Id", value))
+            post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        yield lambda: post(_rpc(next(ids), "tools/call", body)).content.decode()
+
+
 def measure_connect(
     session: Callable[[Target, str], AbstractContextManager[Call]], target: Target, transport: str
 ) -> float:
@@ -204,6 +240,8 @@ def measure_calls(
     one process can stay unlucky for its whole life (its CPU, its threads' placement), and a new
     one per round spreads that luck over all the clients."""
     sessions = {"yiem": yiem_session, "sdk": sdk_session, "bare": bare_session}
+    if transport == "http":
+        sessions["core"] = core_session
     times: dict[str, list[float]] = {name: [] for name in sessions}
     per_round = -(-calls // rounds)
     for turn, first in enumerate(range(0, calls, per_round)):
@@ -342,6 +380,7 @@ def main() -> None:
                     statistics.median(connect["yiem"]),
                     statistics.median(connect["sdk"]),
                     latency["bare"],
+                    latency.get("core"),
                 )
             )
             print(f"({label} done, load average {os.getloadavg()[0]:.1f})", file=sys.stderr)
@@ -357,16 +396,20 @@ def main() -> None:
         "| revision, transport, server | yiem call | SDK call | ratio | yiem connect | SDK connect | ratio |"
     )
     print("|---|---|---|---|---|---|---|")
-    for label, lat_y, lat_s, con_y, con_s, _ in rows:
+    for label, lat_y, lat_s, con_y, con_s, _, _ in rows:
         print(
             f"| {label} | {lat_y * 1e3:.3f} ms | {lat_s * 1e3:.3f} ms | {lat_y / lat_s:.2f} "
             f"| {con_y * 1e3:.1f} ms | {con_s * 1e3:.1f} ms | {con_y / con_s:.2f} |"
         )
     print("\nThe server's own time: the same request with no client in between (bare pipe or POST)")
-    print("| revision, transport, server | bare call | bare ÷ SDK | yiem ÷ bare |")
-    print("|---|---|---|---|")
-    for label, lat_y, lat_s, _, _, lat_b in rows:
-        print(f"| {label} | {lat_b * 1e3:.3f} ms | {lat_b / lat_s:.2f} | {lat_y / lat_b:.2f} |")
+    print(
+        "| revision, transport, server | bare call | bare ÷ SDK | yiem ÷ bare "
+        "| httpcore call | httpcore ÷ SDK | yiem ÷ httpcore |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for label, lat_y, lat_s, _, _, lat_b, lat_c in rows:
+        core = f"{lat_c * 1e3:.3f} ms | {lat_c / lat_s:.2f} | {lat_y / lat_c:.2f}" if lat_c else "– | – | –"
+        print(f"| {label} | {lat_b * 1e3:.3f} ms | {lat_b / lat_s:.2f} | {lat_y / lat_b:.2f} | {core} |")
     bare = import_time("sys", options.connects)
     imp_y, imp_s = import_time("yiem.mcp", options.connects), import_time("mcp", options.connects)
     print(

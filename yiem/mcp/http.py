@@ -7,10 +7,12 @@ import json
 import logging
 import socket
 import threading
+import urllib.request
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -18,6 +20,7 @@ from yiem._sse import sse_events
 from yiem.limits import ResponseLimits, ResponseTooLargeError, capped, read_capped, text_lines
 from yiem.mcp._auth import GrantAuth, McpSignInRequiredError, parse_challenge
 from yiem.mcp._headers import HeaderMap, param_headers
+from yiem.mcp._post import Poster
 from yiem.mcp._revision import STATELESS_VERSIONS, message_version, standard_headers
 from yiem.mcp.errors import McpConnectionError, McpError, McpSessionExpiredError
 from yiem.mcp.transport import Message, OnFailure, OnMessage, encode_message
@@ -76,6 +79,10 @@ class HttpTransport:
             limits=httpx.Limits(max_connections=max_workers + 4, max_keepalive_connections=max_workers + 4),
             auth=auth,  # signs every request (Bearer, or DPoP with its proof and nonce retry)
         )
+        # POSTs, the hot path, skip the Client's per-request machinery; the GET streams and the
+        # DELETE keep it. Behind a proxy from the environment every request takes the Client.
+        self._poster = Poster(url, self._http.headers, max_connections=max_workers + 4, auth=auth)
+        self._fast = not _proxied(url)
         self._answer_timeout = httpx.Timeout(30.0, connect=connect_timeout)
         self._workers = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="mcp-http")
         self._on_message: OnMessage | None = None
@@ -151,6 +158,7 @@ class HttpTransport:
             interrupt_response(stream)
         self._workers.shutdown(wait=False, cancel_futures=True)
         self._http.close()
+        self._poster.close()
 
     # --- internals ---------------------------------------------------------------------
 
@@ -174,19 +182,28 @@ class HttpTransport:
 
     def _post(self, message: Message, timeout: httpx.Timeout | None = None) -> httpx.Response:
         body = encode_message(message)
+        headers = self._headers(message=message)
         try:
+            if self._fast:
+                return self._fast_post(body, headers, timeout or self._http.timeout)
             request = self._http.build_request(
-                "POST",
-                self.url,
-                content=body,
-                headers=self._headers(message=message),
-                timeout=timeout or self._http.timeout,
+                "POST", self.url, content=body, headers=headers, timeout=timeout or self._http.timeout
             )
             return self._http.send(request, stream=True)
         except httpx.ConnectError as exc:
             raise McpConnectionError(f"could not connect to MCP server {self.url}: {exc}") from exc
         except httpx.HTTPError as exc:
             raise McpConnectionError(f"request to MCP server {self.url} failed: {exc}") from exc
+
+    def _fast_post(self, body: bytes, headers: dict[str, str], timeout: httpx.Timeout) -> httpx.Response:
+        response = self._poster.post(body, headers, timeout.as_dict())
+        if "set-cookie" in response.headers:
+            # A server that sets cookies (a sticky load balancer, say) gets them back from now on:
+            # the Client keeps the jar, so every later POST goes through it.
+            response.request = httpx.Request("POST", self.url)
+            self._http.cookies.extract_cookies(response)
+            self._fast = False
+        return response
 
     def _post_request(self, message: Message) -> None:
         assert self._on_message is not None and self._on_failure is not None
@@ -364,6 +381,12 @@ def interrupt_response(response: httpx.Response) -> None:
         with contextlib.suppress(OSError):  # already closed
             sock.shutdown(socket.SHUT_RDWR)
     response.close()
+
+
+def _proxied(url: str) -> bool:
+    """Whether the environment names a proxy httpx.Client would use for `url` (checked broadly)."""
+    proxies = urllib.request.getproxies()
+    return urlsplit(url).scheme in proxies or "all" in proxies
 
 
 def _json_rpc_error(text: str) -> tuple[int, str, Any] | None:
