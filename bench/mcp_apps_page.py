@@ -119,7 +119,12 @@ def tools_page_draws(sessions: int, streamlit_args: tuple[str, ...] = ()) -> tup
                 # Call is pressed as soon as the page has drawn, as a quick person would: a view loaded
                 # ahead of the call may still be loading its document then.
                 page.wait_for_function(_IDLE, timeout=120_000)
-                found = [_one_draw(page, call, first=True), _one_draw(page, call, first=False)]
+                try:
+                    found = [_one_draw(page, call, first=True), _one_draw(page, call, first=False)]
+                except Exception:
+                    page.screenshot(path=str(folder / "failed.png"), full_page=True)
+                    print(f"a draw failed; the page is in {folder / 'failed.png'}", file=sys.stderr)
+                    raise
                 responses = _call_responses(_protocol_log(page))
                 page.close()
                 if len(responses) != len(found):
