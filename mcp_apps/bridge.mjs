@@ -15,6 +15,9 @@ const views = new WeakMap();
 class View {
   constructor(root, data, setStateValue) {
     this.id = data.id;
+    // Request ids carry this instance's own tag: a view mounted again under the same key starts its
+    // count anew, and must not be handed the answers its predecessor was given.
+    this.tag = Math.random().toString(36).slice(2, 10);
     this.setStateValue = setStateValue;
     this.pending = new Map();
     this.requests = [];
@@ -25,9 +28,12 @@ class View {
     this.sent = [];
     this.blocked = new Set();
     this.maxHeight = data.maxHeight;
-    // A view may be mounted while its call runs; the result is posted when it comes, once.
+    // A view may be mounted before its call (when its tool is chosen) or while it runs: the input is
+    // posted when the call is made and the result when it comes, each once, in that order.
     this.initialized = false;
+    this.toolInput = data.toolInput || null;
     this.toolResult = data.toolResult || null;
+    this.inputSent = false;
     this.resultSent = false;
 
     this.box = document.createElement("div");
@@ -97,8 +103,7 @@ class View {
     };
     bridge.oninitialized = () => {
       this.initialized = true;
-      if (data.toolInput) bridge.sendToolInput({ arguments: data.toolInput });
-      this.sendResult();
+      this.sendCall();
       this.setStateValue("initialized", true);
     };
     return bridge;
@@ -131,25 +136,30 @@ class View {
   }
 
   ask(method, params, answered = true) {
-    const id = `${this.id}:${++this.seq}`;
+    const id = `${this.id}:${this.tag}:${++this.seq}`;
     this.requests = [...this.requests, { id, method, params }].slice(-50);
     this.setStateValue("requests", this.requests);
     if (!answered) return undefined;
     return new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
   }
 
-  sendResult() {
-    if (!this.initialized || this.resultSent || !this.toolResult) return;
-    this.resultSent = true;
-    this.bridge.sendToolResult(this.toolResult);
+  sendCall() {
+    if (!this.initialized) return;
+    if (this.toolInput && !this.inputSent) {
+      this.inputSent = true;
+      this.bridge.sendToolInput({ arguments: this.toolInput });
+    }
+    if (this.toolResult && !this.resultSent) {
+      this.resultSent = true;
+      this.bridge.sendToolResult(this.toolResult);
+    }
   }
 
   update(data) {
     this.maxHeight = data.maxHeight;
-    if (data.toolResult && !this.toolResult) {
-      this.toolResult = data.toolResult;
-      this.sendResult();
-    }
+    if (data.toolInput && !this.toolInput) this.toolInput = data.toolInput;
+    if (data.toolResult && !this.toolResult) this.toolResult = data.toolResult;
+    this.sendCall();
     for (const [id, answer] of Object.entries(data.answers || {})) {
       const waiting = this.pending.get(id);
       if (!waiting || this.answered.has(id)) continue;
