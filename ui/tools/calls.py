@@ -229,14 +229,19 @@ def _draw_tool(server: str, client: McpClient, tool: McpTool) -> None:
             mount_view(run)
         return
     last: CallRecord | None = LAST_CALLS.get({}).get((server, tool.name))
-    if last is not None:
-        with result_box:
-            st.markdown("**Result**")
-            draw_record(last, tool.output_schema, key=f"result-{last.id}", read=client.read_resource)
-            if last.task is not None:
-                draw_task(last.task)
+    if last is None:
+        # Loaded when the tool is chosen (the extension lets a host fetch a view before the call), so
+        # a quick call's result finds the view's document drawn; the view is answered nothing till then.
         with view_box:
-            draw_tool_view(server, client, tool, last)
+            draw_tool_view(server, client, tool, None)
+        return
+    with result_box:
+        st.markdown("**Result**")
+        draw_record(last, tool.output_schema, key=f"result-{last.id}", read=client.read_resource)
+        if last.task is not None:
+            draw_task(last.task)
+    with view_box:
+        draw_tool_view(server, client, tool, last)
 
 
 def _use_in_chat_toggle(server: str, tool: McpTool) -> None:
