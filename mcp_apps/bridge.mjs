@@ -35,6 +35,9 @@ class View {
     this.toolResult = data.toolResult || null;
     this.inputSent = false;
     this.resultSent = false;
+    // Each state value reruns the page's script, and a rerun that starts while the person's Call is
+    // being run drops that click; a view loaded ahead tells the page nothing until its call is made.
+    this.untold = new Map();
 
     this.box = document.createElement("div");
     this.box.className = data.border ? "yiem-view yiem-view-border" : "yiem-view";
@@ -104,7 +107,7 @@ class View {
     bridge.oninitialized = () => {
       this.initialized = true;
       this.sendCall();
-      this.setStateValue("initialized", true);
+      this.tell("initialized", true);
     };
     return bridge;
   }
@@ -123,7 +126,7 @@ class View {
       this.flooded = true;
       event.stopImmediatePropagation();
       this.say(`The view sent more than ${FLOOD_LIMIT} messages in ${FLOOD_WINDOW_MS / 1000} s, so yiem stopped listening to it.`);
-      this.setStateValue("flooded", true);
+      this.tell("flooded", true);
       return;
     }
     const message = event.data;
@@ -131,16 +134,21 @@ class View {
       event.stopImmediatePropagation();
       // The frame's csp attribute and its own meta policy each report the same attempt.
       this.blocked.add(String(message.what));
-      this.setStateValue("blocked", [...this.blocked].slice(-20));
+      this.tell("blocked", [...this.blocked].slice(-20));
     }
   }
 
   ask(method, params, answered = true) {
     const id = `${this.id}:${this.tag}:${++this.seq}`;
     this.requests = [...this.requests, { id, method, params }].slice(-50);
-    this.setStateValue("requests", this.requests);
+    this.tell("requests", this.requests);
     if (!answered) return undefined;
     return new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
+  }
+
+  tell(name, value) {
+    if (this.toolInput) this.setStateValue(name, value);
+    else this.untold.set(name, value);
   }
 
   sendCall() {
@@ -157,7 +165,11 @@ class View {
 
   update(data) {
     this.maxHeight = data.maxHeight;
-    if (data.toolInput && !this.toolInput) this.toolInput = data.toolInput;
+    if (data.toolInput && !this.toolInput) {
+      this.toolInput = data.toolInput;
+      for (const [name, value] of this.untold) this.setStateValue(name, value);
+      this.untold.clear();
+    }
     if (data.toolResult && !this.toolResult) this.toolResult = data.toolResult;
     this.sendCall();
     for (const [id, answer] of Object.entries(data.answers || {})) {
