@@ -9,6 +9,8 @@ import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/
 const FLOOD_LIMIT = 200;
 const FLOOD_WINDOW_MS = 10000;
 const SIZE_WAIT_MS = 5000;
+// A view loaded ahead starts telling the page once its result is posted, or this long after its input.
+const TELL_AFTER_INPUT_MS = 1000;
 const SIZE_WORDS = "The view has not reported its size, so it is shown at a fixed height.";
 const views = new WeakMap();
 
@@ -36,7 +38,10 @@ class View {
     this.inputSent = false;
     this.resultSent = false;
     // Each state value reruns the page's script, and a rerun that starts while the person's Call is
-    // being run drops that click; a view loaded ahead tells the page nothing until its call is made.
+    // being run drops that click; so a view loaded ahead tells the page nothing until its call is made,
+    // and then not before its result is posted (or a second has passed), so the rerun it causes, with
+    // the view's whole document in its data, does not queue ahead of the run carrying the result.
+    this.telling = Boolean(data.toolInput);
     this.untold = new Map();
 
     this.box = document.createElement("div");
@@ -147,8 +152,16 @@ class View {
   }
 
   tell(name, value) {
-    if (this.toolInput) this.setStateValue(name, value);
+    if (this.telling) this.setStateValue(name, value);
     else this.untold.set(name, value);
+  }
+
+  startTelling() {
+    clearTimeout(this.tellTimer);
+    if (this.telling) return;
+    this.telling = true;
+    for (const [name, value] of this.untold) this.setStateValue(name, value);
+    this.untold.clear();
   }
 
   sendCall() {
@@ -160,6 +173,7 @@ class View {
     if (this.toolResult && !this.resultSent) {
       this.resultSent = true;
       this.bridge.sendToolResult(this.toolResult);
+      this.startTelling();
     }
   }
 
@@ -167,8 +181,7 @@ class View {
     this.maxHeight = data.maxHeight;
     if (data.toolInput && !this.toolInput) {
       this.toolInput = data.toolInput;
-      for (const [name, value] of this.untold) this.setStateValue(name, value);
-      this.untold.clear();
+      this.tellTimer = setTimeout(() => this.startTelling(), TELL_AFTER_INPUT_MS);
     }
     if (data.toolResult && !this.toolResult) this.toolResult = data.toolResult;
     this.sendCall();
@@ -192,6 +205,7 @@ class View {
 
   destroy() {
     clearTimeout(this.sizeTimer);
+    clearTimeout(this.tellTimer);
     this.onScreen.disconnect();
     window.removeEventListener("message", this.onWindowMessage, true);
     this.bridge.close().catch(() => {});
