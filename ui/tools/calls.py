@@ -211,14 +211,16 @@ def _draw_tool(server: str, client: McpClient, tool: McpTool) -> None:
     # to its result: Streamlit then keeps the frame (and its loaded document) and only updates its data.
     result_box, view_box = st.container(), st.container()
 
-    def mount_view(run: ToolCallRun) -> None:
+    def mount_view(run: ToolCallRun, just_called: bool = False) -> None:
         with view_box:
-            draw_tool_view(server, client, tool, run.record, waiting=True)
+            draw_tool_view(server, client, tool, run.record, waiting=True, just_called=just_called)
 
     if call:
         arguments = form_arguments(form, keys)
         if arguments is not None:
-            start_call(server, client, tool.name, arguments, as_task, meanwhile=mount_view)
+            start_call(
+                server, client, tool.name, arguments, as_task, meanwhile=lambda run: mount_view(run, True)
+            )
         st.rerun()
 
     run = TOOL_RUN.get()

@@ -29,7 +29,13 @@ def _call_key(record: CallRecord) -> str:
 
 
 def draw_tool_view(
-    server: str, client: McpClient, tool: McpTool, record: CallRecord | None, *, waiting: bool = False
+    server: str,
+    client: McpClient,
+    tool: McpTool,
+    record: CallRecord | None,
+    *,
+    waiting: bool = False,
+    just_called: bool = False,
 ) -> None:
     """The view of `tool` for the call `record`, with a tab that says what the view may do.
 
@@ -40,6 +46,10 @@ def draw_tool_view(
     uri = tool_view_uri(tool)
     if uri is None:
         return
+    if just_called and (server, tool.name) in AHEAD_VIEWS.get({}):
+        # Drawn as it was loaded ahead: the same data, so the browser's cache spares Streamlit sending
+        # the whole document again while the call runs; the next run brings the input (and the result).
+        record = None
     if record is not None and not waiting and record.result is None:
         # A view mounted while the call ran is taken away here, not left blank.
         st.caption(f"The call returned no result, so the view of {tool.display_name} is not drawn.")
@@ -59,9 +69,9 @@ def draw_tool_view(
             arguments=record.arguments if record is not None else None,
             result=None if waiting or record is None else record.result,
         )
-        if record is None:
+        if record is None and not just_called:
             st.caption("The view is loaded ahead; it shows the result when you call the tool.")
-        elif waiting:
+        elif waiting or just_called:
             st.caption("The view is ready; it shows the result as soon as the call returns.")
     with about:
         st.markdown(
