@@ -4,8 +4,11 @@ on screen inside the view, in the real app (`streamlit run app.py`) in headless 
 Run: `.venv/bin/python bench/mcp_apps_page.py [--draws 15]` after `make setup-test`; bench/mcp_apps.py
 runs it too and prints its row beside the harness figures.
 
-One browser session presses Call on the official basic example's `get-time` again and again (the
-first draw, which also reads the view's resource, is a warm-up). The clock starts at the protocol
+Each of `--draws` fresh browser sessions (after a warm-up one) opens the Tools page, where the
+official basic example's `get-time` is the chosen tool, and presses Call as soon as the page has drawn:
+that is the view's first draw, the issue's figure; then it presses Call once more, a second view of
+the same tool in the same session.
+The clock starts at the protocol
 log's stamp of the response (yiem/mcp/_rpc.py stamps every received message with `time.time()` as
 it arrives; the Log tab's Export JSON gives it to the millisecond) and stops on the animation frame,
 stamped inside the view, where the result's time first shows (the view's own clock:
@@ -82,14 +85,16 @@ class Draw:
     view_data: list[float]  # the page received a message carrying the view's data (before `seen`)
     clicked: float  # Call was pressed (the page's clock)
     skew: float  # the view's Date.now() minus its performance clock
+    ahead: bool  # the view's frame was on the page before Call was pressed
 
     @property
     def latency(self) -> float:
         return self.seen - self.response
 
 
-def tools_page_draws(draws: int, streamlit_args: tuple[str, ...] = ()) -> list[Draw]:
-    """`draws` Calls of get-time on the real Tools page after one warm-up, each with its stamps.
+def tools_page_draws(sessions: int, streamlit_args: tuple[str, ...] = ()) -> tuple[list[Draw], list[Draw]]:
+    """In each of `sessions` fresh browser sessions (after a warm-up one): the first Call of get-time
+    on the Tools page, the view's first draw there, and a second Call, whose view is mounted anew.
 
     `streamlit_args`: options for `streamlit run` beyond .streamlit/config.toml's (the peer's)."""
     from playwright.sync_api import sync_playwright
@@ -97,35 +102,57 @@ def tools_page_draws(draws: int, streamlit_args: tuple[str, ...] = ()) -> list[D
     folder = Path(tempfile.mkdtemp(prefix="yiem-bench-views-page-"))
     config = folder / "mcp.json"
     config.write_text(json.dumps({"mcpServers": {"basic": {"command": str(BASIC), "args": ["--stdio"]}}}))
-    found: list[dict[str, Any]] = []
+    firsts: list[Draw] = []
+    repeats: list[Draw] = []
     env = {"YIEM_MCP_CONFIG": str(config)}
     with start_streamlit(folder, env=env, args=streamlit_args) as app, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_context(viewport={"width": 1280, "height": 2400}).new_page()
-            page.add_init_script(_WATCH_SOCKET)
-            page.goto(f"{app.url}/tools")
-            call = page.get_by_role("button", name="Call", exact=True)
-            call.wait_for(timeout=180_000)
-            page.wait_for_function(_IDLE, timeout=120_000)
-            for _ in range(draws + 1):
-                found.append(_one_draw(page, call))
-            log = _protocol_log(page)
+            context = browser.new_context(viewport={"width": 1280, "height": 2400})
+            context.add_init_script(_WATCH_SOCKET)
+            for _ in range(sessions + 1):
+                # A new page is a new Streamlit session: its own connection, its own first view of the tool.
+                page = context.new_page()
+                page.goto(f"{app.url}/tools")
+                call = page.get_by_role("button", name="Call", exact=True)
+                call.wait_for(timeout=180_000)
+                # Call is pressed as soon as the page has drawn, as a quick person would: a view loaded
+                # ahead of the call may still be loading its document then.
+                page.wait_for_function(_IDLE, timeout=120_000)
+                try:
+                    found = [_one_draw(page, call, first=True), _one_draw(page, call, first=False)]
+                except Exception:
+                    page.screenshot(path=str(folder / "failed.png"), full_page=True)
+                    print(f"a draw failed; the page is in {folder / 'failed.png'}", file=sys.stderr)
+                    raise
+                responses = _call_responses(_protocol_log(page))
+                page.close()
+                if len(responses) != len(found):
+                    raise SystemExit(
+                        f"{len(found)} Calls pressed but {len(responses)} tools/call responses logged"
+                    )
+                first, repeat = (
+                    Draw(response=at, **stamps) for at, stamps in zip(responses, found, strict=True)
+                )
+                firsts.append(first)
+                repeats.append(repeat)
         finally:
             browser.close()
-    responses = _call_responses(log)
-    if len(responses) != len(found):
-        raise SystemExit(f"{len(found)} Calls pressed but {len(responses)} tools/call responses logged")
-    return [Draw(response=at, **stamps) for at, stamps in zip(responses, found, strict=True)][1:]
+    return firsts[1:], repeats[1:]
 
 
-def _one_draw(page: Any, call: Any) -> dict[str, Any]:
+def _one_draw(page: Any, call: Any, *, first: bool) -> dict[str, Any]:
+    """Press Call and stamp the view's first frame with the result: on the session's first Call, the
+    page's only view (mounted ahead if the page does that); on a later one, a view mounted anew."""
     frames = page.locator(VIEW_FRAME)
-    frames.evaluate_all("(all) => all.forEach((frame) => frame.setAttribute('data-bench-old', '1'))")
+    ahead = frames.count() > 0
+    if not first:
+        frames.evaluate_all("(all) => all.forEach((frame) => frame.setAttribute('data-bench-old', '1'))")
     before = page.evaluate("() => window.__benchMessages.length")
     clicked = page.evaluate("() => performance.timeOrigin + performance.now()")
     call.click()
-    element = page.wait_for_selector(f"{VIEW_FRAME}:not([data-bench-old])", state="attached", timeout=60_000)
+    wanted = VIEW_FRAME if first else f"{VIEW_FRAME}:not([data-bench-old])"
+    element = page.wait_for_selector(wanted, state="attached", timeout=60_000)
     frame = element.content_frame()
     frame.wait_for_function(_DRAWN, polling="raf", timeout=60_000)
     stamps = frame.evaluate(_STAMPS)
@@ -141,6 +168,7 @@ def _one_draw(page: Any, call: Any) -> dict[str, Any]:
         "view_data": [at for at, size in messages if size >= _VIEW_DATA_BYTES and at <= stamps["seen"]],
         "clicked": clicked,
         "skew": stamps["skew"],
+        "ahead": first and ahead,
     }
 
 
@@ -184,6 +212,7 @@ def describe(found: list[Draw]) -> dict[str, Any]:
         "document_start_to_drawn_ms": median([draw.seen - draw.document for draw in found]),
         # When the result came before the document had drawn, its first frame already shows the result.
         "drew_loading_first": sum(draw.parsed is not None for draw in found),
+        "mounted_ahead": sum(draw.ahead for draw in found),
         "largest_clock_skew_ms": max(abs(draw.skew) for draw in found),
         "each_ms": [round(draw.latency) for draw in found],
     }
@@ -199,8 +228,8 @@ def main() -> None:
     args = parser.parse_args()
     for name, streamlit_args in (("as configured", ()), ("Streamlit's default GC", DEFAULT_GC)):
         load = os.getloadavg()[0]
-        found = tools_page_draws(args.draws, streamlit_args)
-        print(name, json.dumps(describe(found), indent=2))
+        firsts, repeats = tools_page_draws(args.draws, streamlit_args)
+        print(name, json.dumps({"first_call": describe(firsts), "second_call": describe(repeats)}, indent=2))
         print(f"load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end")
 
 

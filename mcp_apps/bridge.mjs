@@ -9,12 +9,17 @@ import { AppBridge, PostMessageTransport } from "@modelcontextprotocol/ext-apps/
 const FLOOD_LIMIT = 200;
 const FLOOD_WINDOW_MS = 10000;
 const SIZE_WAIT_MS = 5000;
+// A view loaded ahead starts telling the page once its result is posted, or this long after its input.
+const TELL_AFTER_INPUT_MS = 1000;
 const SIZE_WORDS = "The view has not reported its size, so it is shown at a fixed height.";
 const views = new WeakMap();
 
 class View {
   constructor(root, data, setStateValue) {
     this.id = data.id;
+    // Request ids carry this instance's own tag: a view mounted again under the same key starts its
+    // count anew, and must not be handed the answers its predecessor was given.
+    this.tag = Math.random().toString(36).slice(2, 10);
     this.setStateValue = setStateValue;
     this.pending = new Map();
     this.requests = [];
@@ -25,10 +30,19 @@ class View {
     this.sent = [];
     this.blocked = new Set();
     this.maxHeight = data.maxHeight;
-    // A view may be mounted while its call runs; the result is posted when it comes, once.
+    // A view may be mounted before its call (when its tool is chosen) or while it runs: the input is
+    // posted when the call is made and the result when it comes, each once, in that order.
     this.initialized = false;
+    this.toolInput = data.toolInput || null;
     this.toolResult = data.toolResult || null;
+    this.inputSent = false;
     this.resultSent = false;
+    // Each state value reruns the page's script, and a rerun that starts while the person's Call is
+    // being run drops that click; so a view loaded ahead tells the page nothing until its call is made,
+    // and then not before its result is posted (or a second has passed), so the rerun it causes, with
+    // the view's whole document in its data, does not queue ahead of the run carrying the result.
+    this.telling = Boolean(data.toolInput);
+    this.untold = new Map();
 
     this.box = document.createElement("div");
     this.box.className = data.border ? "yiem-view yiem-view-border" : "yiem-view";
@@ -97,9 +111,8 @@ class View {
     };
     bridge.oninitialized = () => {
       this.initialized = true;
-      if (data.toolInput) bridge.sendToolInput({ arguments: data.toolInput });
-      this.sendResult();
-      this.setStateValue("initialized", true);
+      this.sendCall();
+      this.tell("initialized", true);
     };
     return bridge;
   }
@@ -118,7 +131,7 @@ class View {
       this.flooded = true;
       event.stopImmediatePropagation();
       this.say(`The view sent more than ${FLOOD_LIMIT} messages in ${FLOOD_WINDOW_MS / 1000} s, so yiem stopped listening to it.`);
-      this.setStateValue("flooded", true);
+      this.tell("flooded", true);
       return;
     }
     const message = event.data;
@@ -126,30 +139,52 @@ class View {
       event.stopImmediatePropagation();
       // The frame's csp attribute and its own meta policy each report the same attempt.
       this.blocked.add(String(message.what));
-      this.setStateValue("blocked", [...this.blocked].slice(-20));
+      this.tell("blocked", [...this.blocked].slice(-20));
     }
   }
 
   ask(method, params, answered = true) {
-    const id = `${this.id}:${++this.seq}`;
+    const id = `${this.id}:${this.tag}:${++this.seq}`;
     this.requests = [...this.requests, { id, method, params }].slice(-50);
-    this.setStateValue("requests", this.requests);
+    this.tell("requests", this.requests);
     if (!answered) return undefined;
     return new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
   }
 
-  sendResult() {
-    if (!this.initialized || this.resultSent || !this.toolResult) return;
-    this.resultSent = true;
-    this.bridge.sendToolResult(this.toolResult);
+  tell(name, value) {
+    if (this.telling) this.setStateValue(name, value);
+    else this.untold.set(name, value);
+  }
+
+  startTelling() {
+    clearTimeout(this.tellTimer);
+    if (this.telling) return;
+    this.telling = true;
+    for (const [name, value] of this.untold) this.setStateValue(name, value);
+    this.untold.clear();
+  }
+
+  sendCall() {
+    if (!this.initialized) return;
+    if (this.toolInput && !this.inputSent) {
+      this.inputSent = true;
+      this.bridge.sendToolInput({ arguments: this.toolInput });
+    }
+    if (this.toolResult && !this.resultSent) {
+      this.resultSent = true;
+      this.bridge.sendToolResult(this.toolResult);
+      this.startTelling();
+    }
   }
 
   update(data) {
     this.maxHeight = data.maxHeight;
-    if (data.toolResult && !this.toolResult) {
-      this.toolResult = data.toolResult;
-      this.sendResult();
+    if (data.toolInput && !this.toolInput) {
+      this.toolInput = data.toolInput;
+      this.tellTimer = setTimeout(() => this.startTelling(), TELL_AFTER_INPUT_MS);
     }
+    if (data.toolResult && !this.toolResult) this.toolResult = data.toolResult;
+    this.sendCall();
     for (const [id, answer] of Object.entries(data.answers || {})) {
       const waiting = this.pending.get(id);
       if (!waiting || this.answered.has(id)) continue;
@@ -170,6 +205,7 @@ class View {
 
   destroy() {
     clearTimeout(this.sizeTimer);
+    clearTimeout(this.tellTimer);
     this.onScreen.disconnect();
     window.removeEventListener("message", this.onWindowMessage, true);
     this.bridge.close().catch(() => {});

@@ -121,17 +121,20 @@ def draw_app_view(
     key: str,
     host: ViewHost,
     tool: McpTool,
-    arguments: dict[str, Any],
+    arguments: dict[str, Any] | None,
     result: CallToolResult | None,
 ) -> None:
-    """The view of one tool call, with the tool's input and result delivered as the extension says."""
+    """The view of one tool call, with the tool's input and result delivered as the extension says.
+
+    With no `arguments` the call is not made yet (the view is loaded ahead): what the view asks waits."""
     if not bridge_ready():
         st.warning("Views need the one-time set-up that `make run` does (scripts/setup_mcp_apps.sh).")
         return
     answers: dict[str, dict[str, Any]] = view_answers(key).setdefault(dict)
     state = view_state(key).get() or {}
     requests = [r for r in (state.get("requests") or []) if isinstance(r, dict) and "id" in r]
-    asks = [request for request in requests if request["id"] not in answers]
+    # A view loaded before its call is answered nothing until the person calls the tool.
+    asks = [request for request in requests if request["id"] not in answers] if arguments is not None else []
     for request in asks:
         _answer(request, answers, host, key)
     theme = getattr(getattr(st.context, "theme", None), "type", None) or "light"

@@ -261,6 +261,9 @@ PROMPT_RESULT: Key[tuple[str, str, Any]] = Key("tools-prompt-result")  # (server
 TOOL_RUN: Key[ToolCallRun] = Key("tools-run")
 TOOL_HISTORY: Key[list[CallRecord]] = Key("tools-history")
 LAST_CALLS: Key[dict[tuple[str, str], CallRecord]] = Key("tools-last")  # (server, tool) -> last finished
+# The key of the view loaded ahead of each tool's next call, and the key of each call's view.
+AHEAD_VIEWS: Key[dict[tuple[str, str], str]] = Key("tools-ahead-views")  # (server, tool) -> key
+CALL_VIEWS: Key[dict[str, str]] = Key("tools-call-views")  # call record id -> key
 CALL_TIMEOUT: Key[float] = Key("tools-timeout")
 HISTORY_ERROR: Key[str] = Key("tools-history-error")
 TOOLS_TAB: Key[str] = Key("tools-tab")

@@ -37,6 +37,7 @@ VIEW = """<!doctype html>
 <body>
 <p id="state">loading</p>
 <p id="input">no input</p>
+<p id="asked">not asked</p>
 <script>
 const put = (id, words) => { document.getElementById(id).textContent = words; };
 window.addEventListener("message", (event) => {
@@ -44,6 +45,12 @@ window.addEventListener("message", (event) => {
   if (message.id === 1 && message.result) {
     parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} }, "*");
     put("state", "waiting for the result");
+    // A request of its own as it starts: a view loaded before its call gets no answer until the call.
+    put("asked", "asking");
+    const read = { uri: "ui://waiting/view.html" };
+    parent.postMessage({ jsonrpc: "2.0", id: 2, method: "resources/read", params: read }, "*");
+  } else if (message.id === 2) {
+    put("asked", message.result ? "answered" : "refused");
   } else if (message.method === "ui/notifications/tool-input") {
     put("input", "input received");
   } else if (message.method === "ui/notifications/tool-result") {

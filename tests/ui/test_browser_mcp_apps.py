@@ -39,6 +39,13 @@ def views_app(tmp_path: Path, basic_view_stdio: StdioServer) -> Iterator[Streaml
 
 
 def _call_tool(page: Any, app: StreamlitApp, server: str, tool: str) -> None:
+    choose_tool(page, app, server, tool)
+    with script_run(page):
+        page.get_by_role("button", name="Call", exact=True).click()
+
+
+def choose_tool(page: Any, app: StreamlitApp, server: str, tool: str) -> None:
+    """Open the Tools page on `server` with `tool` chosen, its form drawn."""
     open_app(page, f"{app.url}/tools")
     picker = page.get_by_role("combobox", name="Server")
     expect(picker).to_be_visible(timeout=60_000)
@@ -53,8 +60,6 @@ def _call_tool(page: Any, app: StreamlitApp, server: str, tool: str) -> None:
         with script_run(page):
             tools.get_by_text(tool, exact=True).click()
     page.get_by_role("heading", name=tool).wait_for()
-    with script_run(page):
-        page.get_by_role("button", name="Call", exact=True).click()
 
 
 def test_the_basic_example_draws_its_view_which_calls_back_through_the_page(

@@ -1,8 +1,8 @@
-"""A view on the Tools page is mounted when Call is pressed, while its call still runs, in real Chromium.
+"""A view on the Tools page is loaded when its tool is chosen, before Call, in real Chromium.
 
 The server holds each call until the test writes its release file, so the test sees the view loaded
-and waiting before the result exists; then that same frame (not a new one) is sent the result, and a
-call that fails takes the frame away and says so in words.
+and waiting, before the call and while it runs; then that same frame (not a new one) is sent the
+input and the result, and a call that fails takes the frame away and says so in words.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, start_streamlit
+from tests.fixtures.browser import StreamlitApp, script_run, start_streamlit
 from tests.fixtures.mcp import ROOT
-from tests.ui.test_browser_mcp_apps import VIEW_FRAME, _call_tool
+from tests.ui.test_browser_mcp_apps import _IDLE, VIEW_FRAME, _call_tool, choose_tool
 
 pytestmark = pytest.mark.browser
 
@@ -50,6 +50,29 @@ def test_the_view_loads_while_its_call_runs_and_the_same_frame_gets_the_result(
     marked = page.frame_locator(f'{VIEW_FRAME}[data-test-mark="first"]')
     expect(marked.locator("#state")).to_have_text("result: waited", timeout=60_000)
     expect(page.get_by_text("it shows the result as soon as the call returns")).to_have_count(0)
+    expect(page.locator(VIEW_FRAME)).to_have_count(1)
+
+
+def test_the_view_is_loaded_when_its_tool_is_chosen_and_answered_only_once_it_is_called(
+    page: Any, waiting_app: tuple[StreamlitApp, Path]
+) -> None:
+    app, release = waiting_app
+    choose_tool(page, app, "waiting", "wait")
+    view = page.frame_locator(VIEW_FRAME)
+    expect(view.locator("#state")).to_have_text("waiting for the result", timeout=60_000)
+    expect(page.get_by_text("it shows the result when you call the tool")).to_be_visible()
+    expect(view.locator("#asked")).to_have_text("asking")
+    page.wait_for_function(_IDLE, timeout=60_000)
+    expect(view.locator("#input")).to_have_text("no input")  # nothing is sent before the call
+    expect(view.locator("#asked")).to_have_text("asking")  # and what the view asks waits for it
+    page.locator(VIEW_FRAME).evaluate("(frame) => frame.setAttribute('data-test-mark', 'first')")
+    release.write_text("go")
+    with script_run(page):
+        page.get_by_role("button", name="Call", exact=True).click()
+    marked = page.frame_locator(f'{VIEW_FRAME}[data-test-mark="first"]')
+    expect(marked.locator("#state")).to_have_text("result: waited", timeout=60_000)
+    expect(marked.locator("#input")).to_have_text("input received")
+    expect(marked.locator("#asked")).to_have_text("answered")
     expect(page.locator(VIEW_FRAME)).to_have_count(1)
 
 

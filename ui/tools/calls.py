@@ -211,14 +211,16 @@ def _draw_tool(server: str, client: McpClient, tool: McpTool) -> None:
     # to its result: Streamlit then keeps the frame (and its loaded document) and only updates its data.
     result_box, view_box = st.container(), st.container()
 
-    def mount_view(run: ToolCallRun) -> None:
+    def mount_view(run: ToolCallRun, just_called: bool = False) -> None:
         with view_box:
-            draw_tool_view(server, client, tool, run.record, waiting=True)
+            draw_tool_view(server, client, tool, run.record, waiting=True, just_called=just_called)
 
     if call:
         arguments = form_arguments(form, keys)
         if arguments is not None:
-            start_call(server, client, tool.name, arguments, as_task, meanwhile=mount_view)
+            start_call(
+                server, client, tool.name, arguments, as_task, meanwhile=lambda run: mount_view(run, True)
+            )
         st.rerun()
 
     run = TOOL_RUN.get()
@@ -229,14 +231,19 @@ def _draw_tool(server: str, client: McpClient, tool: McpTool) -> None:
             mount_view(run)
         return
     last: CallRecord | None = LAST_CALLS.get({}).get((server, tool.name))
-    if last is not None:
-        with result_box:
-            st.markdown("**Result**")
-            draw_record(last, tool.output_schema, key=f"result-{last.id}", read=client.read_resource)
-            if last.task is not None:
-                draw_task(last.task)
+    if last is None:
+        # Loaded when the tool is chosen (the extension lets a host fetch a view before the call), so
+        # a quick call's result finds the view's document drawn; the view is answered nothing till then.
         with view_box:
-            draw_tool_view(server, client, tool, last)
+            draw_tool_view(server, client, tool, None)
+        return
+    with result_box:
+        st.markdown("**Result**")
+        draw_record(last, tool.output_schema, key=f"result-{last.id}", read=client.read_resource)
+        if last.task is not None:
+            draw_task(last.task)
+    with view_box:
+        draw_tool_view(server, client, tool, last)
 
 
 def _use_in_chat_toggle(server: str, tool: McpTool) -> None:
