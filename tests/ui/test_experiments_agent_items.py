@@ -157,6 +157,9 @@ def test_the_example_experiment_draws_every_tab(db_url: str) -> None:
     assert any(c.value.startswith("Run sends every item to every variant") for c in at.caption)
 
 
+ORIGINAL = "Your name is Ann, the kite flyer of Tromsø."
+
+
 @pytest.mark.llama
 def test_a_chat_conversation_up_to_here_replays_on_another_model_with_the_diff_and_costs(
     db_url: str,
@@ -166,7 +169,8 @@ def test_a_chat_conversation_up_to_here_replays_on_another_model_with_the_diff_a
     llm = ScriptedLlm(
         [
             {"role": "assistant", "content": "Hello Ann.", "usage": usage},
-            {"role": "assistant", "content": "Your name is Ann.", "usage": usage},
+            # Words SmolLM2 will not say back exactly: its own reply, the same, would show no diff.
+            {"role": "assistant", "content": ORIGINAL, "usage": usage},
         ]
     )
     chat = AppTest.from_file(APP, default_timeout=TIMEOUT)
@@ -188,7 +192,7 @@ def test_a_chat_conversation_up_to_here_replays_on_another_model_with_the_diff_a
     draft = page.session_state["exp_draft"]
     (item,) = draft.dataset.items
     assert [m.text for m in item.messages] == ["Hi, my name is Ann.", "Hello Ann."]
-    assert item.input == "What is my name?" and draft.originals[item.id].text == "Your name is Ann."
+    assert item.input == "What is my name?" and draft.originals[item.id].text == ORIGINAL
     # Its variant is the model now chosen in Chat's settings: the embedded SmolLM2, not the scripted one.
     (variant,) = draft.variants
     assert variant.provider == "local"
@@ -203,7 +207,7 @@ def test_a_chat_conversation_up_to_here_replays_on_another_model_with_the_diff_a
     original_cost = (1000 * 3.0 + 200 * 15.0) / 1_000_000  # the second reply, at PRICED
     assert f"In Chat (scripted-1) · ${original_cost:.6f}" in shown, shown
     assert f"Replay by {variant.name} · price unknown" in shown, shown
-    assert "Your name is Ann." in shown
+    assert ORIGINAL in shown
     (outcome,) = (
         ExperimentStore(create_store_engine(db_url))
         .load_result(ExperimentStore(create_store_engine(db_url)).list_runs(experiment_id)[0].id)
@@ -211,7 +215,7 @@ def test_a_chat_conversation_up_to_here_replays_on_another_model_with_the_diff_a
     )
     assert outcome.output in shown
     diff = next(t for t in shown if t.startswith("--- original"))
-    assert "-Your name is Ann." in diff and f"+{outcome.output.splitlines()[0]}" in diff
+    assert f"-{ORIGINAL}" in diff and f"+{outcome.output.splitlines()[0]}" in diff
 
 
 def test_a_simulated_users_run_shows_its_turns_and_its_models_cost_apart(db_url: str) -> None:
