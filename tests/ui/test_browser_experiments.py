@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, open_app, screenshot
+from tests.fixtures.browser import StreamlitApp, click_until, open_app, screenshot
 from yiem.experiments import ExperimentStore
 from yiem.store import create_store_engine
 
@@ -35,7 +35,9 @@ def _idle(page: Any) -> None:
 
 
 def _tab(page: Any, name: str) -> None:
-    page.get_by_role("tab", name=name).click()
+    """Open a tab once the page is settled: a click while a rerun redraws the tabs can be lost (ci15)."""
+    tab = page.get_by_role("tab", name=name)
+    click_until(page, tab, lambda: tab.get_attribute("aria-selected") == "true")
 
 
 def _fill(locator: Any, value: str) -> None:

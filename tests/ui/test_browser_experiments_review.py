@@ -14,6 +14,7 @@ from playwright.sync_api import expect
 
 from tests.fixtures.browser import StreamlitApp, open_app, screenshot, script_run, settled
 from tests.fixtures.oidc import OidcProvider
+from tests.ui.test_browser_experiments import _tab
 from tests.ui.test_browser_sign_in import _sign_in, _sign_out, signed_app
 from yiem import ScriptedLlm
 from yiem.experiments import Dataset, ExperimentStore, ReviewStore, Variant, run_experiment, scorers
@@ -38,11 +39,6 @@ def _seed_run(app: StreamlitApp) -> tuple[str, str]:
     experiment_id = store.list_experiments()[0].id
     store.share(experiment_id, "read")  # Bob reviews it too: experiments are private by default
     return experiment_id, result.run_id
-
-
-def _open_tab(page: Any, name: str) -> None:
-    page.get_by_role("tab", name=name).click()
-    expect(page.get_by_role("tab", name=name)).to_have_attribute("aria-selected", "true")
 
 
 def _walk_queue(page: Any, says: dict[str, bool], who: str) -> list[tuple[str, str, bool]]:
@@ -89,17 +85,17 @@ def test_two_people_review_a_run_and_the_page_shows_their_agreement(
 
     _sign_in(page, app, oidc_provider, "ann", "Ann Example")
     open_app(page, f"{app.url}/experiments?e={experiment_id}")
-    _open_tab(page, "Review this run")
+    _tab(page, "Review this run")
     ann_clicked = _walk_queue(page, ann_says, "ann")
     screenshot(page, "review-ann-done")
     _sign_out(page, app)
 
     _sign_in(page, app, oidc_provider, "bob", "Bob Example")
     open_app(page, f"{app.url}/experiments?e={experiment_id}")
-    _open_tab(page, "People's judgment")
+    _tab(page, "People's judgment")
     expect(page.get_by_text("(hidden until all are done)").first).to_be_visible(timeout=60_000)
     expect(page.get_by_text("ann on say")).to_have_count(0)
-    _open_tab(page, "Review this run")
+    _tab(page, "Review this run")
     bob_clicked = _walk_queue(page, bob_says, "bob")
 
     # What the page shows against what the test computes from the clicks, cell by cell.
@@ -109,7 +105,7 @@ def test_two_people_review_a_run_and_the_page_shows_their_agreement(
     stored = ReviewStore(create_store_engine(app.database_url), Owner(id=BOB, label="Bob"))
     outcomes = ExperimentStore(create_store_engine(app.database_url)).outcomes(run_id)
     assert len(stored.reviews(run_id, outcomes)) == 8
-    _open_tab(page, "People's judgment")
+    _tab(page, "People's judgment")
     expect(
         page.get_by_text(f"Agreement between reviewers: α = {expected_alpha:.3f} over 4 cells (2 raters)")
     ).to_be_visible(timeout=60_000)

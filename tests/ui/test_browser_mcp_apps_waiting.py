@@ -34,20 +34,31 @@ def waiting_app(tmp_path: Path) -> Iterator[tuple[StreamlitApp, Path]]:
         yield app, release
 
 
+def _waiting_view(page: Any) -> Any:
+    """The view's frame, once its document is drawn and waiting for the result."""
+    view = page.frame_locator(VIEW_FRAME)
+    expect(view.locator("#state")).to_have_text("waiting for the result", timeout=60_000)
+    return view
+
+
+def _mark_frame(page: Any) -> Any:
+    """Mark the view's frame element shown now, to tell it from a new one; a locator inside it."""
+    # The frame sits inside the component's shadow root, which Playwright's locators pierce.
+    page.locator(VIEW_FRAME).evaluate("(frame) => frame.setAttribute('data-test-mark', 'first')")
+    return page.frame_locator(f'{VIEW_FRAME}[data-test-mark="first"]')
+
+
 def test_the_view_loads_while_its_call_runs_and_the_same_frame_gets_the_result(
     page: Any, waiting_app: tuple[StreamlitApp, Path]
 ) -> None:
     app, release = waiting_app
     _call_tool(page, app, "waiting", "wait")
     expect(page.get_by_role("button", name="Cancel")).to_be_visible(timeout=60_000)  # the call runs
-    view = page.frame_locator(VIEW_FRAME)
-    expect(view.locator("#state")).to_have_text("waiting for the result", timeout=60_000)
+    view = _waiting_view(page)
     expect(view.locator("#input")).to_have_text("input received")
     expect(page.get_by_text("it shows the result as soon as the call returns")).to_be_visible()
-    # Marks the frame element shown now (inside the component's shadow root), to tell it from a new one.
-    page.locator(VIEW_FRAME).evaluate("(frame) => frame.setAttribute('data-test-mark', 'first')")
+    marked = _mark_frame(page)
     release.write_text("go")
-    marked = page.frame_locator(f'{VIEW_FRAME}[data-test-mark="first"]')
     expect(marked.locator("#state")).to_have_text("result: waited", timeout=60_000)
     expect(page.get_by_text("it shows the result as soon as the call returns")).to_have_count(0)
     expect(page.locator(VIEW_FRAME)).to_have_count(1)
@@ -58,18 +69,16 @@ def test_the_view_is_loaded_when_its_tool_is_chosen_and_answered_only_once_it_is
 ) -> None:
     app, release = waiting_app
     choose_tool(page, app, "waiting", "wait")
-    view = page.frame_locator(VIEW_FRAME)
-    expect(view.locator("#state")).to_have_text("waiting for the result", timeout=60_000)
+    view = _waiting_view(page)
     expect(page.get_by_text("it shows the result when you call the tool")).to_be_visible()
     expect(view.locator("#asked")).to_have_text("asking")
     page.wait_for_function(_IDLE, timeout=60_000)
     expect(view.locator("#input")).to_have_text("no input")  # nothing is sent before the call
     expect(view.locator("#asked")).to_have_text("asking")  # and what the view asks waits for it
-    page.locator(VIEW_FRAME).evaluate("(frame) => frame.setAttribute('data-test-mark', 'first')")
+    marked = _mark_frame(page)
     release.write_text("go")
     with script_run(page):
         page.get_by_role("button", name="Call", exact=True).click()
-    marked = page.frame_locator(f'{VIEW_FRAME}[data-test-mark="first"]')
     expect(marked.locator("#state")).to_have_text("result: waited", timeout=60_000)
     expect(marked.locator("#input")).to_have_text("input received")
     expect(marked.locator("#asked")).to_have_text("answered")
@@ -81,8 +90,7 @@ def test_a_call_that_fails_after_its_view_was_mounted_takes_the_view_away_in_wor
 ) -> None:
     app, release = waiting_app
     _call_tool(page, app, "waiting", "wait-then-fail")
-    view = page.frame_locator(VIEW_FRAME)
-    expect(view.locator("#state")).to_have_text("waiting for the result", timeout=60_000)
+    _waiting_view(page)
     release.write_text("go")
     failed = page.get_by_test_id("stAlertContentError").filter(has_text="the server gave up on purpose")
     expect(failed).to_be_visible(timeout=60_000)

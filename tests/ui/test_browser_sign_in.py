@@ -21,6 +21,7 @@ from sqlalchemy import select
 
 from tests.fixtures.browser import (
     StreamlitApp,
+    click_until,
     open_app,
     open_conversation_id,
     saved_messages,
@@ -66,8 +67,16 @@ def _sign_in(page: Any, app: StreamlitApp, provider: OidcProvider, login: str, n
 def _sign_out(page: Any, app: StreamlitApp) -> None:
     # The signed-out page can draw before the browser has followed /auth/logout, whose answer
     # drops the cookie: the check waits for that answer.
-    with page.expect_response(lambda response: "/auth/logout" in response.url, timeout=60_000):
-        page.locator(SIDEBAR).get_by_role("button", name="Sign out").click()
+    logouts: list[str] = []
+
+    def on_response(response: Any) -> None:
+        if "/auth/logout" in response.url:
+            logouts.append(response.url)
+
+    page.on("response", on_response)
+    sign_out = page.locator(SIDEBAR).get_by_role("button", name="Sign out")
+    click_until(page, sign_out, lambda: bool(logouts), wait=45_000)
+    page.remove_listener("response", on_response)
     # Out of the app and of the provider (its end-session page), back on the app's sign-in page.
     expect(page.get_by_role("button", name="Sign in", exact=True)).to_be_visible(timeout=60_000)
     assert page.url.startswith(app.url)

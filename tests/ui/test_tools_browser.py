@@ -16,7 +16,15 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, open_app, screenshot, script_run, start_streamlit
+from tests.fixtures.browser import (
+    StreamlitApp,
+    click_until,
+    idle,
+    open_app,
+    screenshot,
+    script_run,
+    start_streamlit,
+)
 from tests.fixtures.mcp import StdioServer
 
 pytestmark = pytest.mark.browser
@@ -67,11 +75,15 @@ def _add_server(
 
 def _choose_tool(page: Any, title: str) -> None:
     tools = page.get_by_role("radiogroup", name="Tool")
+    heading = page.get_by_role("heading", name=title)
     if not tools.get_by_role("radio", name=title, exact=True).is_checked():
         # The form of the tool before lingers until the run that draws this one ends.
-        with script_run(page):
-            tools.get_by_text(title, exact=True).click()
-    page.get_by_role("heading", name=title).wait_for()
+        click_until(
+            page,
+            tools.get_by_text(title, exact=True),
+            lambda: heading.is_visible() and idle(page),
+        )
+    heading.wait_for()
 
 
 def _result_text(page: Any, text: str) -> Any:
