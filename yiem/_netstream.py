@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import httpcore
+import httpx
 
 WrapStream = Callable[[httpcore.NetworkStream], httpcore.NetworkStream]
 # Nagle's algorithm can hold a request's body (or a small write) for the server's delayed ACK
@@ -122,3 +123,9 @@ def shutdown_stream(stream: Any) -> None:
     if isinstance(sock, socket.socket):
         with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
+
+
+def interrupt_response(response: httpx.Response) -> None:
+    """End a response another thread is reading; closing alone does not wake a blocked read."""
+    shutdown_stream(response.extensions.get("network_stream"))
+    response.close()

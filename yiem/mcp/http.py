@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import socket
 import threading
 import urllib.request
 from collections.abc import Iterator, Mapping
@@ -16,18 +14,22 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from yiem._netstream import interrupt_response
 from yiem._sse import sse_events
 from yiem.limits import ResponseLimits, ResponseTooLargeError, capped, read_capped, text_lines
-from yiem.mcp._auth import GrantAuth, McpSignInRequiredError, parse_challenge
+from yiem.mcp._auth import GrantAuth
 from yiem.mcp._headers import HeaderMap, param_headers
+from yiem.mcp._http_errors import read_timed_out, status_error
 from yiem.mcp._post import Poster
 from yiem.mcp._revision import STATELESS_VERSIONS, message_version, standard_headers
-from yiem.mcp.errors import McpConnectionError, McpError, McpSessionExpiredError
+from yiem.mcp.errors import McpConnectionError, McpError
 from yiem.mcp.transport import Message, OnFailure, OnMessage, encode_message
 
 logger = logging.getLogger(__name__)
 
 ACCEPT = "application/json, text/event-stream"
+# httpx's timeouts, or the same as the dict httpcore takes.
+Timeouts = httpx.Timeout | dict[str, float | None]
 
 
 def iter_sse_data(lines: Iterator[str]) -> Iterator[str]:
@@ -84,6 +86,10 @@ class HttpTransport:
         self._poster = Poster(url, self._http.headers, max_connections=max_workers + 4, auth=auth)
         self._fast = not _proxied(url)
         self._answer_timeout = httpx.Timeout(30.0, connect=connect_timeout)
+        # A caller's own POST: its read timeout is the caller's wait, the rest as for the workers.
+        self._own_timeout = {"connect": connect_timeout, "read": None, "write": 30.0, "pool": 30.0}
+        # Request id -> the thread POSTing it itself (`post_and_read`), so `abandon` can cut it.
+        self._callers: dict[int | str, int] = {}
         self._workers = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="mcp-http")
         self._on_message: OnMessage | None = None
         self._on_failure: OnFailure | None = None
@@ -114,6 +120,10 @@ class HttpTransport:
     def abandon(self, request_id: int | str) -> None:
         with self._lock:
             response = self._streams.pop(request_id, None)
+            caller = self._callers.get(request_id)
+            if caller is not None:
+                # Under the lock: the caller leaves `_callers` before its thread makes another POST.
+                self._poster.interrupt(caller)
         if response is not None:
             # Frees the worker: a cancelled request's stream may stay open for long.
             interrupt_response(response)
@@ -141,12 +151,44 @@ class HttpTransport:
                 if response.status_code >= 400 and message.get("method") != "notifications/cancelled":
                     raise self._status_error(response, message, body)
 
+    def post_and_read(self, message: Message, wait: float, answered: threading.Event) -> None:
+        """Send a request from the thread that waits for it, and read a JSON reply there.
+
+        The hand-over to a worker and the caller's wake-up cost more than a fast server's own time.
+        Only stateless (2026-07-28) requests come here: nothing but their own reply can move their
+        deadline before it starts, so a read timeout of `wait` (the caller's budget) stands for the
+        caller's wait, which then words the timeout. A reply that is an event stream (progress,
+        resumption) goes to a worker as before. Others go through `send`.
+        """
+        if not self._fast or message_version(message) not in STATELESS_VERSIONS:
+            self.send(message)
+            return
+        request_id = message["id"]
+        me = threading.get_ident()
+        self._poster.reset(me)  # an earlier cut of this thread must not reach this request
+        with self._lock:
+            if self._closed:
+                raise McpConnectionError(f"the connection to MCP server {self.label} is closed")
+            # A cancel fails the request before it abandons it: either it is seen here, or
+            # `abandon` finds this thread in `_callers` and cuts its socket.
+            if answered.is_set():
+                return
+            self._callers[request_id] = me
+        try:
+            self._post_request(message, {**self._own_timeout, "read": wait}, own_thread=True)
+        finally:
+            with self._lock:
+                del self._callers[request_id]
+                self._poster.reset(me)
+
     def close(self) -> None:
         with self._lock:
             if self._closed:
                 return
             self._closed = True
             self._stopped.set()
+            for caller in self._callers.values():
+                self._poster.interrupt(caller)
         if self.session_id:
             try:
                 self._http.delete(self.url, headers=self._headers(), timeout=5.0)
@@ -180,14 +222,18 @@ class HttpTransport:
             headers["MCP-Protocol-Version"] = self.protocol_version
         return headers
 
-    def _post(self, message: Message, timeout: httpx.Timeout | None = None) -> httpx.Response:
+    def _post(self, message: Message, timeout: Timeouts | None = None) -> httpx.Response:
         body = encode_message(message)
         headers = self._headers(message=message)
+        timeout = timeout or self._http.timeout
         try:
             if self._fast:
-                return self._fast_post(body, headers, timeout or self._http.timeout)
+                times = timeout if isinstance(timeout, dict) else timeout.as_dict()
+                return self._fast_post(body, headers, times)
+            if isinstance(timeout, dict):
+                timeout = httpx.Timeout(**timeout)
             request = self._http.build_request(
-                "POST", self.url, content=body, headers=headers, timeout=timeout or self._http.timeout
+                "POST", self.url, content=body, headers=headers, timeout=timeout
             )
             return self._http.send(request, stream=True)
         except httpx.ConnectError as exc:
@@ -195,8 +241,10 @@ class HttpTransport:
         except httpx.HTTPError as exc:
             raise McpConnectionError(f"request to MCP server {self.url} failed: {exc}") from exc
 
-    def _fast_post(self, body: bytes, headers: dict[str, str], timeout: httpx.Timeout) -> httpx.Response:
-        response = self._poster.post(body, headers, timeout.as_dict())
+    def _fast_post(
+        self, body: bytes, headers: dict[str, str], timeout: dict[str, float | None]
+    ) -> httpx.Response:
+        response = self._poster.post(body, headers, timeout)
         if "set-cookie" in response.headers:
             # A server that sets cookies (a sticky load balancer, say) gets them back from now on:
             # the Client keeps the jar, so every later POST goes through it.
@@ -205,40 +253,72 @@ class HttpTransport:
             self._fast = False
         return response
 
-    def _post_request(self, message: Message) -> None:
+    def _post_request(
+        self, message: Message, timeout: Timeouts | None = None, *, own_thread: bool = False
+    ) -> None:
+        """POST a request and deliver what it answers; failures go to `on_failure` in words.
+
+        `own_thread`: the caller's own thread, which hands an event stream on to a worker and
+        leaves a read timeout to the caller's wait (see `post_and_read`)."""
         assert self._on_message is not None and self._on_failure is not None
         request_id = message["id"]
+        response: httpx.Response | None = None
         try:
-            with closing(self._post(message)) as response:
+            response = self._post(message, timeout)
+            with self._lock:
+                self._streams[request_id] = response
+            if response.status_code >= 400:
+                raise self._status_error(response, message, self._read_body(response))
+            session_id = response.headers.get("mcp-session-id")
+            # A stateless exchange has no session, whatever the server's headers say.
+            if session_id and message_version(message) is None and not self.stateless:
+                self.session_id = session_id
+            content_type = response.headers.get("content-type", "")
+            if content_type.startswith("text/event-stream"):
+                if own_thread:
+                    self._workers.submit(self._read_events_reporting, response, request_id)
+                    response = None  # the worker's now
+                    return
+                self._read_events(response, request_id)
+            else:
+                body = self._read_body(response)
+                if body.strip():
+                    self._deliver(json.loads(body))
+        except (McpError, httpx.HTTPError) as exc:
+            if not (own_thread and read_timed_out(exc)):
+                self._report(request_id, exc)
+        except Exception as exc:
+            self._report(request_id, exc)
+        finally:
+            if response is not None:
+                response.close()
                 with self._lock:
-                    self._streams[request_id] = response
-                if response.status_code >= 400:
-                    raise self._status_error(response, message, self._read_body(response))
-                session_id = response.headers.get("mcp-session-id")
-                # A stateless exchange has no session, whatever the server's headers say.
-                if session_id and message_version(message) is None and not self.stateless:
-                    self.session_id = session_id
-                content_type = response.headers.get("content-type", "")
-                if content_type.startswith("text/event-stream"):
-                    self._read_events(response, request_id)
-                else:
-                    body = self._read_body(response)
-                    if body.strip():
-                        self._deliver(json.loads(body))
-        except McpError as exc:
+                    self._streams.pop(request_id, None)
+
+    def _read_events_reporting(self, response: httpx.Response, request_id: int | str) -> None:
+        try:
+            self._read_events(response, request_id)
+        except Exception as exc:
+            self._report(request_id, exc)
+        finally:
+            response.close()
+            with self._lock:
+                self._streams.pop(request_id, None)
+
+    def _report(self, request_id: int | str, exc: Exception) -> None:
+        """A request's failure to its caller, in words; a worker must never die silently."""
+        assert self._on_failure is not None
+        if isinstance(exc, McpError):
             self._on_failure(request_id, exc)
-        except ResponseTooLargeError as exc:
+        elif isinstance(exc, ResponseTooLargeError):
             self._on_failure(request_id, McpConnectionError(str(exc)))
-        except (httpx.HTTPError, ValueError) as exc:
+        elif isinstance(exc, httpx.HTTPError | ValueError):
             self._on_failure(
                 request_id, McpConnectionError(f"reading the reply of MCP server {self.url} failed: {exc}")
             )
-        except Exception as exc:  # a worker must never die silently: the caller would wait forever
-            logger.exception("MCP HTTP worker failed")
+        else:  # the caller would wait forever
+            logger.error("MCP HTTP worker failed", exc_info=exc)
             self._on_failure(request_id, McpConnectionError(f"MCP HTTP transport failed: {exc}"))
-        finally:
-            with self._lock:
-                self._streams.pop(request_id, None)
 
     def _listen(self) -> None:
         """Read the GET stream that carries the server's own notifications and requests."""
@@ -339,25 +419,14 @@ class HttpTransport:
         return answered
 
     def _status_error(self, response: httpx.Response, message: Message, body: bytes) -> McpError:
-        status = response.status_code
-        text = body[:2000].decode("utf-8", "replace")[:500]
-        # The spec says 404 for an unknown session; many servers say 400 with a message instead.
-        lost = status == 404 or (status == 400 and "session" in text.lower())
-        if lost and self.session_id and message.get("method") != "initialize":
-            return McpSessionExpiredError(f"MCP server {self.url} no longer knows session {self.session_id}")
-        error = _json_rpc_error(text)
-        if error is not None:
-            code, error_message, data = error
-            return McpError(code, f"MCP server {self.url} answered HTTP {status}: {error_message}", data)
-        challenge = parse_challenge(response.headers.get("www-authenticate"))
-        if challenge is not None and (status == 401 or challenge.error == "insufficient_scope"):
-            return McpSignInRequiredError(self.url, challenge)
-        hint = " (check the URL and its path, usually /mcp)" if status in (404, 405) else ""
-        if status in (401, 403):
-            hint = " (check the token or headers in the server's configuration)"
-        said = f": {text.strip()[:200]}" if self.quote_bodies else " (not shown for a typed URL)"
-        words = f"MCP server {self.url} answered HTTP {status}{hint}{said}"
-        return McpConnectionError(words, data={"status": status})
+        return status_error(
+            self.url,
+            response,
+            body,
+            session_id=self.session_id,
+            method=message.get("method"),
+            quote_bodies=self.quote_bodies,
+        )
 
 
 MAX_RESUMES = 5
@@ -373,28 +442,7 @@ class _Resume:
         self.retry_s = 1.0
 
 
-def interrupt_response(response: httpx.Response) -> None:
-    """End a response another thread is reading; closing alone does not wake a blocked read."""
-    stream = response.extensions.get("network_stream")
-    sock = stream.get_extra_info("socket") if stream is not None else None
-    if isinstance(sock, socket.socket):
-        with contextlib.suppress(OSError):  # already closed
-            sock.shutdown(socket.SHUT_RDWR)
-    response.close()
-
-
 def _proxied(url: str) -> bool:
     """Whether the environment names a proxy httpx.Client would use for `url` (checked broadly)."""
     proxies = urllib.request.getproxies()
     return urlsplit(url).scheme in proxies or "all" in proxies
-
-
-def _json_rpc_error(text: str) -> tuple[int, str, Any] | None:
-    try:
-        payload = json.loads(text)
-    except ValueError:
-        return None
-    error = payload.get("error") if isinstance(payload, dict) else None
-    if isinstance(error, dict) and isinstance(error.get("code"), int):
-        return error["code"], str(error.get("message", "")), error.get("data")
-    return None
