@@ -8,7 +8,7 @@ fast server's own time. An MCP POST needs none of it but the auth flow, which ru
 from __future__ import annotations
 
 import ssl
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import httpcore
@@ -55,6 +55,7 @@ class Poster:
         # httpx's own defaults (User-Agent, Accept-Encoding...) so servers see what they saw before.
         self._defaults = [(name, value) for name, value in defaults.raw if name.lower() != b"accept"]
         self._host = (b"Host", host.encode("ascii"))
+        self._kept_defaults: dict[tuple[str, ...], list[tuple[bytes, bytes]]] = {}
         # Which thread uses which socket: a POST its own caller makes is cut through it (`interrupt`).
         self._streams = StreamRegistry()
         self._pool = httpcore.ConnectionPool(
@@ -68,8 +69,15 @@ class Poster:
 
     def post(self, body: bytes, headers: dict[str, str], timeout: dict[str, float | None]) -> httpx.Response:
         """Send one POST and return once its status and headers are in; the body is streamed."""
-        given = {name.lower().encode() for name in headers}
-        defaults = [(name, value) for name, value in self._defaults if name.lower() not in given]
+        names = tuple(headers)
+        defaults = self._kept_defaults.get(names)
+        if defaults is None:
+            # Which defaults a POST's header names leave in place: the same for every call of a kind.
+            given = {name.lower().encode() for name in names}
+            defaults = [(name, value) for name, value in self._defaults if name.lower() not in given]
+            if len(self._kept_defaults) >= 64:
+                self._kept_defaults.clear()
+            self._kept_defaults[names] = defaults
         if self._auth is not None:
             merged = {name.decode(): value.decode() for name, value in defaults} | headers
             return self._post_signed(body, merged, timeout)
@@ -121,6 +129,15 @@ class Poster:
         return httpx.Response(
             reply.status, headers=reply.headers, stream=_Body(reply), extensions=reply.extensions
         )
+
+
+def body_chunks(response: httpx.Response) -> Iterable[bytes]:
+    """A reply's body bytes: straight from httpcore when the body is not encoded (httpx's decoder,
+    chunker and context managers cost more than reading a small reply), else as httpx decodes it."""
+    stream = response.stream
+    if isinstance(stream, _Body) and "content-encoding" not in response.headers:
+        return stream
+    return response.iter_bytes()
 
 
 class _Body(httpx.SyncByteStream):

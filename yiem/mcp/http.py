@@ -20,7 +20,7 @@ from yiem.limits import ResponseLimits, ResponseTooLargeError, capped, read_capp
 from yiem.mcp._auth import GrantAuth
 from yiem.mcp._headers import HeaderMap, param_headers
 from yiem.mcp._http_errors import read_timed_out, status_error
-from yiem.mcp._post import Poster
+from yiem.mcp._post import Poster, body_chunks
 from yiem.mcp._revision import STATELESS_VERSIONS, message_version, standard_headers
 from yiem.mcp.errors import McpConnectionError, McpError
 from yiem.mcp.transport import Message, OnFailure, OnMessage, encode_message
@@ -402,10 +402,10 @@ class HttpTransport:
 
     def _read_body(self, response: httpx.Response) -> bytes:
         """The whole body, or `ResponseTooLargeError` once it passes the limit."""
-        return read_capped(response.iter_bytes(), self.limits, f"MCP server {self.url}")
+        return read_capped(body_chunks(response), self.limits, f"MCP server {self.url}")
 
     def _lines(self, response: httpx.Response) -> Iterator[str]:
-        return text_lines(capped(response.iter_bytes(), self.limits, f"MCP server {self.url}"))
+        return text_lines(capped(body_chunks(response), self.limits, f"MCP server {self.url}"))
 
     def _deliver(self, payload: Any, request_id: int | str | None = None) -> bool:
         assert self._on_message is not None
