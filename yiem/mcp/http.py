@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
+import time
 import urllib.request
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -14,12 +16,13 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from yiem._netstream import interrupt_response
+from yiem._netstream import shutdown_stream
 from yiem._sse import sse_events
 from yiem.limits import ResponseLimits, ResponseTooLargeError, capped, read_capped, text_lines
 from yiem.mcp._auth import GrantAuth
 from yiem.mcp._headers import HeaderMap, param_headers
 from yiem.mcp._http_errors import read_timed_out, status_error
+from yiem.mcp._http_events import EventReplies
 from yiem.mcp._post import Poster, body_chunks
 from yiem.mcp._revision import STATELESS_VERSIONS, message_version, standard_headers
 from yiem.mcp.errors import McpConnectionError, McpError
@@ -37,7 +40,7 @@ def iter_sse_data(lines: Iterator[str]) -> Iterator[str]:
     return (event.data for event in sse_events(lines) if event.data.strip())
 
 
-class HttpTransport:
+class HttpTransport(EventReplies):
     """POSTs each message to `url`, keeping `Mcp-Session-Id`; replies are read in worker threads.
 
     A message stamped with the stateless revision's `_meta` goes without a session, with the
@@ -96,6 +99,8 @@ class HttpTransport:
         self._closed = False
         self._lock = threading.Lock()
         self._streams: dict[int | str, httpx.Response] = {}
+        # Signalled as readers leave `_streams` and callers `_callers`: `close` waits for them.
+        self._left = threading.Condition(self._lock)
         self.listen = listen
         self._listener: threading.Thread | None = None
         self._stopped = threading.Event()
@@ -119,14 +124,15 @@ class HttpTransport:
 
     def abandon(self, request_id: int | str) -> None:
         with self._lock:
-            response = self._streams.pop(request_id, None)
+            response = self._streams.get(request_id)
             caller = self._callers.get(request_id)
             if caller is not None:
                 # Under the lock: the caller leaves `_callers` before its thread makes another POST.
                 self._poster.interrupt(caller)
         if response is not None:
-            # Frees the worker: a cancelled request's stream may stay open for long.
-            interrupt_response(response)
+            # Frees the worker: a cancelled request's stream may stay open for long. Shut down,
+            # never closed here: its reader closes it (see `_shut_down`).
+            _shut_down(response)
 
     def reset_session(self) -> None:
         """Forget the session, so the next `initialize` starts a new one."""
@@ -180,6 +186,7 @@ class HttpTransport:
             with self._lock:
                 del self._callers[request_id]
                 self._poster.reset(me)
+                self._left.notify_all()
 
     def close(self) -> None:
         with self._lock:
@@ -194,13 +201,25 @@ class HttpTransport:
                 self._http.delete(self.url, headers=self._headers(), timeout=5.0)
             except (httpx.HTTPError, McpError) as exc:
                 logger.info("ending the MCP session at %s failed: %s", self.url, exc)
-        with self._lock:
-            streams, self._streams = list(self._streams.values()), {}
-        for stream in streams:
-            interrupt_response(stream)
         self._workers.shutdown(wait=False, cancel_futures=True)
+        self._end_reads()
         self._http.close()
         self._poster.close()
+
+    def _end_reads(self) -> None:
+        """Shut every reply being read down and wait (briefly) for its reader to close it.
+
+        Closing the pools under a reader could close its socket just before its next `poll`,
+        and a new connection reusing that file descriptor would then hold the reader forever."""
+        shut: set[int] = set()
+        deadline = time.monotonic() + CLOSE_WAIT_S
+        with self._lock:
+            while (self._streams or self._callers) and time.monotonic() < deadline:
+                for response in self._streams.values():
+                    if id(response) not in shut:
+                        shut.add(id(response))
+                        _shut_down(response)
+                self._left.wait(0.05)
 
     # --- internals ---------------------------------------------------------------------
 
@@ -276,7 +295,12 @@ class HttpTransport:
             content_type = response.headers.get("content-type", "")
             if content_type.startswith("text/event-stream"):
                 if own_thread:
-                    self._workers.submit(self._read_events_reporting, response, request_id)
+                    try:
+                        self._workers.submit(self._read_events_reporting, response, request_id)
+                    except RuntimeError:  # the transport closed meanwhile
+                        raise McpConnectionError(
+                            f"the connection to MCP server {self.label} is closed"
+                        ) from None
                     response = None  # the worker's now
                     return
                 self._read_events(response, request_id)
@@ -291,9 +315,7 @@ class HttpTransport:
             self._report(request_id, exc)
         finally:
             if response is not None:
-                response.close()
-                with self._lock:
-                    self._streams.pop(request_id, None)
+                self._done_reading(request_id, response)
 
     def _read_events_reporting(self, response: httpx.Response, request_id: int | str) -> None:
         try:
@@ -301,9 +323,24 @@ class HttpTransport:
         except Exception as exc:
             self._report(request_id, exc)
         finally:
-            response.close()
-            with self._lock:
-                self._streams.pop(request_id, None)
+            self._done_reading(request_id, response)
+
+    @contextlib.contextmanager
+    def _reading(self, key: int | str, response: httpx.Response) -> Iterator[None]:
+        """`response` in `_streams` while this thread reads it, so `abandon` and `close` can shut it down."""
+        with self._lock:
+            self._streams[key] = response
+        try:
+            yield
+        finally:
+            self._done_reading(key, response)
+
+    def _done_reading(self, key: int | str, response: httpx.Response) -> None:
+        response.close()
+        with self._lock:
+            if self._streams.get(key) is response:
+                del self._streams[key]
+            self._left.notify_all()
 
     def _report(self, request_id: int | str, exc: Exception) -> None:
         """A request's failure to its caller, in words; a worker must never die silently."""
@@ -325,11 +362,12 @@ class HttpTransport:
         delay = 0.5
         while not self._closed:
             try:
-                with self._http.stream(
-                    "GET", self.url, headers=self._headers(accept="text/event-stream")
-                ) as reply:
-                    with self._lock:
-                        self._streams["listen"] = reply
+                with (
+                    self._http.stream(
+                        "GET", self.url, headers=self._headers(accept="text/event-stream")
+                    ) as reply,
+                    self._reading("listen", reply),
+                ):
                     self._listening.set()
                     if reply.status_code == 405:
                         return  # the server offers no such stream
@@ -348,57 +386,6 @@ class HttpTransport:
             if self._stopped.wait(delay):
                 return
             delay = min(delay * 2, 30.0)
-
-    def _read_events(self, response: httpx.Response, request_id: int | str) -> None:
-        resume = _Resume()
-        # Read on after the answer until the server ends the stream: the connection then
-        # goes back to the pool instead of being torn down.
-        answered = self._read_stream(response, request_id, resume, stop_when_answered=False)
-        attempts = 0
-        while not answered and resume.event_id is not None and attempts < MAX_RESUMES and not self._closed:
-            # A stream that ends gracefully after an event id is resumable (SEP-1699): wait the
-            # server's `retry`, then ask for the rest with `Last-Event-ID` on a GET.
-            attempts += 1
-            if self._stopped.wait(resume.retry_s):
-                break
-            answered = self._resume(request_id, resume)
-        if not answered:
-            raise McpConnectionError(f"MCP server {self.url} ended the event stream before it answered")
-
-    def _resume(self, request_id: int | str, resume: _Resume) -> bool:
-        headers = self._headers(accept="text/event-stream") | {"Last-Event-ID": str(resume.event_id)}
-        logger.info("resuming the reply of MCP server %s after event %s", self.url, resume.event_id)
-        with self._http.stream("GET", self.url, headers=headers) as reply:
-            with self._lock:
-                self._streams[request_id] = reply
-            if reply.status_code >= 400:
-                raise McpConnectionError(
-                    f"MCP server {self.url} ended the event stream before it answered and refused to "
-                    f"resume it (HTTP {reply.status_code} to a GET with Last-Event-ID)",
-                    data={"status": reply.status_code},
-                )
-            return self._read_stream(reply, request_id, resume, stop_when_answered=True)
-
-    def _read_stream(
-        self, response: httpx.Response, request_id: int | str, resume: _Resume, *, stop_when_answered: bool
-    ) -> bool:
-        answered = False
-        for event in sse_events(self._lines(response)):
-            if event.id:
-                resume.event_id = event.id
-            if event.retry is not None:
-                resume.retry_s = event.retry / 1000
-            if not event.data.strip():
-                continue  # a priming event
-            try:
-                payload = json.loads(event.data)
-            except ValueError:
-                logger.warning("MCP server %s sent an event that is not JSON: %.200r", self.url, event.data)
-                continue
-            answered = self._deliver(payload, request_id) or answered
-            if answered and stop_when_answered:
-                break
-        return answered
 
     def _read_body(self, response: httpx.Response) -> bytes:
         """The whole body, or `ResponseTooLargeError` once it passes the limit."""
@@ -429,17 +416,13 @@ class HttpTransport:
         )
 
 
-MAX_RESUMES = 5
+# How long `close` waits for the readers of shut-down replies to close them.
+CLOSE_WAIT_S = 2.0
 
 
-class _Resume:
-    """Where a reply's event stream got to: its last event id and the wait the server asked for."""
-
-    __slots__ = ("event_id", "retry_s")
-
-    def __init__(self) -> None:
-        self.event_id: str | None = None
-        self.retry_s = 1.0
+def _shut_down(response: httpx.Response) -> None:
+    """Wake the thread reading `response` (its read ends); that thread then closes it."""
+    shutdown_stream(response.extensions.get("network_stream"))
 
 
 def _proxied(url: str) -> bool:
