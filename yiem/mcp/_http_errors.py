@@ -42,8 +42,10 @@ def status_error(
 
 
 def read_timed_out(exc: BaseException) -> bool:
-    """Whether the server was silent past a read timeout (as such, or under the words it was given)."""
-    return isinstance(exc, httpx.ReadTimeout) or isinstance(exc.__cause__, httpx.ReadTimeout)
+    """Whether a read (or the wait for a free connection) ran past its timeout, as such or under
+    the words it was given."""
+    waited = (httpx.ReadTimeout, httpx.PoolTimeout)
+    return isinstance(exc, waited) or isinstance(exc.__cause__, waited)
 
 
 def _json_rpc_error(text: str) -> tuple[int, str, Any] | None:

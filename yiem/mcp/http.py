@@ -89,7 +89,8 @@ class HttpTransport(EventReplies):
         self._poster = Poster(url, self._http.headers, max_connections=max_workers + 4, auth=auth)
         self._fast = not _proxied(url)
         self._answer_timeout = httpx.Timeout(30.0, connect=connect_timeout)
-        # A caller's own POST: its read timeout is the caller's wait, the rest as for the workers.
+        # A caller's own POST: its read timeout, and its wait for a free connection (the workers'
+        # queue before), is the caller's wait; the rest as for the workers.
         self._own_timeout = {"connect": connect_timeout, "read": None, "write": 30.0, "pool": 30.0}
         # Request id -> the thread POSTing it itself (`post_and_read`), so `abandon` can cut it.
         self._callers: dict[int | str, int] = {}
@@ -181,7 +182,7 @@ class HttpTransport(EventReplies):
                 return
             self._callers[request_id] = me
         try:
-            self._post_request(message, {**self._own_timeout, "read": wait}, own_thread=True)
+            self._post_request(message, {**self._own_timeout, "read": wait, "pool": wait}, own_thread=True)
         finally:
             with self._lock:
                 del self._callers[request_id]
