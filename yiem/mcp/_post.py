@@ -7,13 +7,14 @@ fast server's own time. An MCP POST needs none of it but the auth flow, which ru
 
 from __future__ import annotations
 
-import socket
 import ssl
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import httpcore
 import httpx
+
+from yiem._netstream import NoDelayBackend, StreamRegistry, TrackedStream
 
 # httpcore's errors as the httpx ones the transport catches and words (the two share their names).
 _ERRORS: dict[type[Exception], type[httpx.TransportError]] = {
@@ -54,19 +55,29 @@ class Poster:
         # httpx's own defaults (User-Agent, Accept-Encoding...) so servers see what they saw before.
         self._defaults = [(name, value) for name, value in defaults.raw if name.lower() != b"accept"]
         self._host = (b"Host", host.encode("ascii"))
+        self._kept_defaults: dict[tuple[str, ...], list[tuple[bytes, bytes]]] = {}
+        # Which thread uses which socket: a POST its own caller makes is cut through it (`interrupt`).
+        self._streams = StreamRegistry()
         self._pool = httpcore.ConnectionPool(
             # Certificates are loaded only for https (loading them costs tens of milliseconds).
             ssl_context=httpx.create_ssl_context() if parsed.scheme == "https" else None,
             max_connections=max_connections,
             max_keepalive_connections=max_connections,
             keepalive_expiry=5.0,
-            network_backend=_OneWriteBackend(),
+            network_backend=NoDelayBackend(wrap=self._wrap),
         )
 
     def post(self, body: bytes, headers: dict[str, str], timeout: dict[str, float | None]) -> httpx.Response:
         """Send one POST and return once its status and headers are in; the body is streamed."""
-        given = {name.lower().encode() for name in headers}
-        defaults = [(name, value) for name, value in self._defaults if name.lower() not in given]
+        names = tuple(headers)
+        defaults = self._kept_defaults.get(names)
+        if defaults is None:
+            # Which defaults a POST's header names leave in place: the same for every call of a kind.
+            given = {name.lower().encode() for name in names}
+            defaults = [(name, value) for name, value in self._defaults if name.lower() not in given]
+            if len(self._kept_defaults) >= 64:
+                self._kept_defaults.clear()
+            self._kept_defaults[names] = defaults
         if self._auth is not None:
             merged = {name.decode(): value.decode() for name, value in defaults} | headers
             return self._post_signed(body, merged, timeout)
@@ -75,8 +86,19 @@ class Poster:
         raw.append((b"Content-Length", str(len(body)).encode()))
         return self._send(raw, body, timeout)
 
+    def interrupt(self, thread_id: int) -> None:
+        """Cut the POST `thread_id` is making (or about to make), even before its reply's headers."""
+        self._streams.interrupt(thread_id)
+
+    def reset(self, thread_id: int) -> None:
+        """Forget an earlier `interrupt` of `thread_id`, so its next POST goes through."""
+        self._streams.reset(thread_id)
+
     def close(self) -> None:
         self._pool.close()
+
+    def _wrap(self, stream: httpcore.NetworkStream) -> httpcore.NetworkStream:
+        return _OneWriteStream(TrackedStream(stream, self._streams))
 
     def _post_signed(
         self, body: bytes, headers: dict[str, str], timeout: dict[str, float | None]
@@ -107,6 +129,15 @@ class Poster:
         return httpx.Response(
             reply.status, headers=reply.headers, stream=_Body(reply), extensions=reply.extensions
         )
+
+
+def body_chunks(response: httpx.Response) -> Iterable[bytes]:
+    """A reply's body bytes: straight from httpcore when the body is not encoded (httpx's decoder,
+    chunker and context managers cost more than reading a small reply), else as httpx decodes it."""
+    stream = response.stream
+    if isinstance(stream, _Body) and "content-encoding" not in response.headers:
+        return stream
+    return response.iter_bytes()
 
 
 class _Body(httpx.SyncByteStream):
@@ -157,27 +188,3 @@ class _OneWriteStream(httpcore.NetworkStream):
 
     def get_extra_info(self, info: str) -> Any:
         return self._inner.get_extra_info(info)
-
-
-class _OneWriteBackend(httpcore.NetworkBackend):
-    def __init__(self) -> None:
-        self._inner = httpcore.SyncBackend()
-
-    def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.NetworkStream:
-        options = [*(socket_options or ()), (socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
-        return _OneWriteStream(self._inner.connect_tcp(host, port, timeout, local_address, options))
-
-    def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
-    ) -> httpcore.NetworkStream:
-        return _OneWriteStream(self._inner.connect_unix_socket(path, timeout, socket_options))
-
-    def sleep(self, seconds: float) -> None:
-        self._inner.sleep(seconds)

@@ -35,6 +35,8 @@ EventSink = Callable[[McpNotification], None]
 ProgressCallback = Callable[[McpProgress], None]
 RequestHandler = Callable[[dict[str, Any]], dict[str, Any]]
 RequestId = int | str
+# (request, seconds it may take, set once answered or failed elsewhere): see HttpTransport.post_and_read.
+PostAndRead = Callable[[Message, float, threading.Event], None]
 Direction = Literal["sent", "received"]
 # One line of the protocol log: wall-clock time (epoch seconds), direction, the message itself.
 LogEntry = tuple[float, Direction, Message]
@@ -74,6 +76,8 @@ class RpcDispatcher:
         request_handlers: Mapping[str, RequestHandler] | None = None,
     ) -> None:
         self.transport = transport
+        # A transport that can send a request and read its reply on the caller's own thread.
+        self._post_and_read: PostAndRead | None = getattr(transport, "post_and_read", None)
         self.timeout = timeout
         self.max_timeout = max_timeout
         self.event_sink = event_sink
@@ -146,8 +150,15 @@ class RpcDispatcher:
             self._pending[request_id] = pending
         unsubscribe = signal.on_abort(lambda reason: self.cancel(request_id, reason)) if signal else None
         try:
-            self.send(message)
-            self._wait(request_id, pending, timeout, max_timeout)
+            started = time.monotonic()
+            if self._post_and_read is None:
+                self.send(message)
+            else:
+                # The transport may send it and read the reply on this thread, for at most the
+                # time this wait would allow (the wait below then finds it answered, or words why not).
+                self.protocol_log.append((time.time(), "sent", message))
+                self._post_and_read(message, min(self._limits(timeout, max_timeout)), pending.done)
+            self._wait(request_id, pending, timeout, max_timeout, started)
         finally:
             with self._lock:
                 self._pending.pop(request_id, None)
@@ -165,13 +176,22 @@ class RpcDispatcher:
         assert pending.result is not None
         return pending.result
 
-    def _wait(
-        self, request_id: RequestId, pending: _Pending, timeout: float | None, max_timeout: float | None
-    ) -> None:
+    def _limits(self, timeout: float | None, max_timeout: float | None) -> tuple[float, float]:
+        """How long the server may stay silent, and the cap on the whole wait, in seconds."""
         idle = self.timeout if timeout is None else timeout
         # A long per-call timeout lifts the client's default cap; an explicit cap always holds.
         cap = max(self.max_timeout, idle) if max_timeout is None else max_timeout
-        started = time.monotonic()
+        return idle, cap
+
+    def _wait(
+        self,
+        request_id: RequestId,
+        pending: _Pending,
+        timeout: float | None,
+        max_timeout: float | None,
+        started: float,
+    ) -> None:
+        idle, cap = self._limits(timeout, max_timeout)
         while not pending.done.is_set():
             now = time.monotonic()
             # While the server waits on our answer (a question to the person) it is not silent.

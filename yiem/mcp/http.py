@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import socket
 import threading
+import time
 import urllib.request
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -16,18 +16,23 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from yiem._netstream import shutdown_stream
 from yiem._sse import sse_events
 from yiem.limits import ResponseLimits, ResponseTooLargeError, capped, read_capped, text_lines
-from yiem.mcp._auth import GrantAuth, McpSignInRequiredError, parse_challenge
+from yiem.mcp._auth import GrantAuth
 from yiem.mcp._headers import HeaderMap, param_headers
-from yiem.mcp._post import Poster
+from yiem.mcp._http_errors import read_timed_out, status_error
+from yiem.mcp._http_events import EventReplies
+from yiem.mcp._post import Poster, body_chunks
 from yiem.mcp._revision import STATELESS_VERSIONS, message_version, standard_headers
-from yiem.mcp.errors import McpConnectionError, McpError, McpSessionExpiredError
+from yiem.mcp.errors import McpConnectionError, McpError
 from yiem.mcp.transport import Message, OnFailure, OnMessage, encode_message
 
 logger = logging.getLogger(__name__)
 
 ACCEPT = "application/json, text/event-stream"
+# httpx's timeouts, or the same as the dict httpcore takes.
+Timeouts = httpx.Timeout | dict[str, float | None]
 
 
 def iter_sse_data(lines: Iterator[str]) -> Iterator[str]:
@@ -35,7 +40,7 @@ def iter_sse_data(lines: Iterator[str]) -> Iterator[str]:
     return (event.data for event in sse_events(lines) if event.data.strip())
 
 
-class HttpTransport:
+class HttpTransport(EventReplies):
     """POSTs each message to `url`, keeping `Mcp-Session-Id`; replies are read in worker threads.
 
     A message stamped with the stateless revision's `_meta` goes without a session, with the
@@ -84,12 +89,19 @@ class HttpTransport:
         self._poster = Poster(url, self._http.headers, max_connections=max_workers + 4, auth=auth)
         self._fast = not _proxied(url)
         self._answer_timeout = httpx.Timeout(30.0, connect=connect_timeout)
+        # A caller's own POST: its read timeout, and its wait for a free connection (the workers'
+        # queue before), is the caller's wait; the rest as for the workers.
+        self._own_timeout = {"connect": connect_timeout, "read": None, "write": 30.0, "pool": 30.0}
+        # Request id -> the thread POSTing it itself (`post_and_read`), so `abandon` can cut it.
+        self._callers: dict[int | str, int] = {}
         self._workers = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="mcp-http")
         self._on_message: OnMessage | None = None
         self._on_failure: OnFailure | None = None
         self._closed = False
         self._lock = threading.Lock()
         self._streams: dict[int | str, httpx.Response] = {}
+        # Signalled as readers leave `_streams` and callers `_callers`: `close` waits for them.
+        self._left = threading.Condition(self._lock)
         self.listen = listen
         self._listener: threading.Thread | None = None
         self._stopped = threading.Event()
@@ -113,10 +125,15 @@ class HttpTransport:
 
     def abandon(self, request_id: int | str) -> None:
         with self._lock:
-            response = self._streams.pop(request_id, None)
+            response = self._streams.get(request_id)
+            caller = self._callers.get(request_id)
+            if caller is not None:
+                # Under the lock: the caller leaves `_callers` before its thread makes another POST.
+                self._poster.interrupt(caller)
         if response is not None:
-            # Frees the worker: a cancelled request's stream may stay open for long.
-            interrupt_response(response)
+            # Frees the worker: a cancelled request's stream may stay open for long. Shut down,
+            # never closed here: its reader closes it (see `_shut_down`).
+            _shut_down(response)
 
     def reset_session(self) -> None:
         """Forget the session, so the next `initialize` starts a new one."""
@@ -141,24 +158,69 @@ class HttpTransport:
                 if response.status_code >= 400 and message.get("method") != "notifications/cancelled":
                     raise self._status_error(response, message, body)
 
+    def post_and_read(self, message: Message, wait: float, answered: threading.Event) -> None:
+        """Send a request from the thread that waits for it, and read a JSON reply there.
+
+        The hand-over to a worker and the caller's wake-up cost more than a fast server's own time.
+        Only stateless (2026-07-28) requests come here: nothing but their own reply can move their
+        deadline before it starts, so a read timeout of `wait` (the caller's budget) stands for the
+        caller's wait, which then words the timeout. A reply that is an event stream (progress,
+        resumption) goes to a worker as before. Others go through `send`.
+        """
+        if not self._fast or message_version(message) not in STATELESS_VERSIONS:
+            self.send(message)
+            return
+        request_id = message["id"]
+        me = threading.get_ident()
+        self._poster.reset(me)  # an earlier cut of this thread must not reach this request
+        with self._lock:
+            if self._closed:
+                raise McpConnectionError(f"the connection to MCP server {self.label} is closed")
+            # A cancel fails the request before it abandons it: either it is seen here, or
+            # `abandon` finds this thread in `_callers` and cuts its socket.
+            if answered.is_set():
+                return
+            self._callers[request_id] = me
+        try:
+            self._post_request(message, {**self._own_timeout, "read": wait, "pool": wait}, own_thread=True)
+        finally:
+            with self._lock:
+                del self._callers[request_id]
+                self._poster.reset(me)
+                self._left.notify_all()
+
     def close(self) -> None:
         with self._lock:
             if self._closed:
                 return
             self._closed = True
             self._stopped.set()
+            for caller in self._callers.values():
+                self._poster.interrupt(caller)
         if self.session_id:
             try:
                 self._http.delete(self.url, headers=self._headers(), timeout=5.0)
             except (httpx.HTTPError, McpError) as exc:
                 logger.info("ending the MCP session at %s failed: %s", self.url, exc)
-        with self._lock:
-            streams, self._streams = list(self._streams.values()), {}
-        for stream in streams:
-            interrupt_response(stream)
         self._workers.shutdown(wait=False, cancel_futures=True)
+        self._end_reads()
         self._http.close()
         self._poster.close()
+
+    def _end_reads(self) -> None:
+        """Shut every reply being read down and wait (briefly) for its reader to close it.
+
+        Closing the pools under a reader could close its socket just before its next `poll`,
+        and a new connection reusing that file descriptor would then hold the reader forever."""
+        shut: set[int] = set()
+        deadline = time.monotonic() + CLOSE_WAIT_S
+        with self._lock:
+            while (self._streams or self._callers) and time.monotonic() < deadline:
+                for response in self._streams.values():
+                    if id(response) not in shut:
+                        shut.add(id(response))
+                        _shut_down(response)
+                self._left.wait(0.05)
 
     # --- internals ---------------------------------------------------------------------
 
@@ -180,14 +242,18 @@ class HttpTransport:
             headers["MCP-Protocol-Version"] = self.protocol_version
         return headers
 
-    def _post(self, message: Message, timeout: httpx.Timeout | None = None) -> httpx.Response:
+    def _post(self, message: Message, timeout: Timeouts | None = None) -> httpx.Response:
         body = encode_message(message)
         headers = self._headers(message=message)
+        timeout = timeout or self._http.timeout
         try:
             if self._fast:
-                return self._fast_post(body, headers, timeout or self._http.timeout)
+                times = timeout if isinstance(timeout, dict) else timeout.as_dict()
+                return self._fast_post(body, headers, times)
+            if isinstance(timeout, dict):
+                timeout = httpx.Timeout(**timeout)
             request = self._http.build_request(
-                "POST", self.url, content=body, headers=headers, timeout=timeout or self._http.timeout
+                "POST", self.url, content=body, headers=headers, timeout=timeout
             )
             return self._http.send(request, stream=True)
         except httpx.ConnectError as exc:
@@ -195,8 +261,10 @@ class HttpTransport:
         except httpx.HTTPError as exc:
             raise McpConnectionError(f"request to MCP server {self.url} failed: {exc}") from exc
 
-    def _fast_post(self, body: bytes, headers: dict[str, str], timeout: httpx.Timeout) -> httpx.Response:
-        response = self._poster.post(body, headers, timeout.as_dict())
+    def _fast_post(
+        self, body: bytes, headers: dict[str, str], timeout: dict[str, float | None]
+    ) -> httpx.Response:
+        response = self._poster.post(body, headers, timeout)
         if "set-cookie" in response.headers:
             # A server that sets cookies (a sticky load balancer, say) gets them back from now on:
             # the Client keeps the jar, so every later POST goes through it.
@@ -205,51 +273,102 @@ class HttpTransport:
             self._fast = False
         return response
 
-    def _post_request(self, message: Message) -> None:
+    def _post_request(
+        self, message: Message, timeout: Timeouts | None = None, *, own_thread: bool = False
+    ) -> None:
+        """POST a request and deliver what it answers; failures go to `on_failure` in words.
+
+        `own_thread`: the caller's own thread, which hands an event stream on to a worker and
+        leaves a read timeout to the caller's wait (see `post_and_read`)."""
         assert self._on_message is not None and self._on_failure is not None
         request_id = message["id"]
+        response: httpx.Response | None = None
         try:
-            with closing(self._post(message)) as response:
-                with self._lock:
-                    self._streams[request_id] = response
-                if response.status_code >= 400:
-                    raise self._status_error(response, message, self._read_body(response))
-                session_id = response.headers.get("mcp-session-id")
-                # A stateless exchange has no session, whatever the server's headers say.
-                if session_id and message_version(message) is None and not self.stateless:
-                    self.session_id = session_id
-                content_type = response.headers.get("content-type", "")
-                if content_type.startswith("text/event-stream"):
-                    self._read_events(response, request_id)
-                else:
-                    body = self._read_body(response)
-                    if body.strip():
-                        self._deliver(json.loads(body))
-        except McpError as exc:
+            response = self._post(message, timeout)
+            with self._lock:
+                self._streams[request_id] = response
+            if response.status_code >= 400:
+                raise self._status_error(response, message, self._read_body(response))
+            session_id = response.headers.get("mcp-session-id")
+            # A stateless exchange has no session, whatever the server's headers say.
+            if session_id and message_version(message) is None and not self.stateless:
+                self.session_id = session_id
+            content_type = response.headers.get("content-type", "")
+            if content_type.startswith("text/event-stream"):
+                if own_thread:
+                    try:
+                        self._workers.submit(self._read_events_reporting, response, request_id)
+                    except RuntimeError:  # the transport closed meanwhile
+                        raise McpConnectionError(
+                            f"the connection to MCP server {self.label} is closed"
+                        ) from None
+                    response = None  # the worker's now
+                    return
+                self._read_events(response, request_id)
+            else:
+                body = self._read_body(response)
+                if body.strip():
+                    self._deliver(json.loads(body))
+        except (McpError, httpx.HTTPError) as exc:
+            if not (own_thread and read_timed_out(exc)):
+                self._report(request_id, exc)
+        except Exception as exc:
+            self._report(request_id, exc)
+        finally:
+            if response is not None:
+                self._done_reading(request_id, response)
+
+    def _read_events_reporting(self, response: httpx.Response, request_id: int | str) -> None:
+        try:
+            self._read_events(response, request_id)
+        except Exception as exc:
+            self._report(request_id, exc)
+        finally:
+            self._done_reading(request_id, response)
+
+    @contextlib.contextmanager
+    def _reading(self, key: int | str, response: httpx.Response) -> Iterator[None]:
+        """`response` in `_streams` while this thread reads it, so `abandon` and `close` can shut it down."""
+        with self._lock:
+            self._streams[key] = response
+        try:
+            yield
+        finally:
+            self._done_reading(key, response)
+
+    def _done_reading(self, key: int | str, response: httpx.Response) -> None:
+        response.close()
+        with self._lock:
+            if self._streams.get(key) is response:
+                del self._streams[key]
+            self._left.notify_all()
+
+    def _report(self, request_id: int | str, exc: Exception) -> None:
+        """A request's failure to its caller, in words; a worker must never die silently."""
+        assert self._on_failure is not None
+        if isinstance(exc, McpError):
             self._on_failure(request_id, exc)
-        except ResponseTooLargeError as exc:
+        elif isinstance(exc, ResponseTooLargeError):
             self._on_failure(request_id, McpConnectionError(str(exc)))
-        except (httpx.HTTPError, ValueError) as exc:
+        elif isinstance(exc, httpx.HTTPError | ValueError):
             self._on_failure(
                 request_id, McpConnectionError(f"reading the reply of MCP server {self.url} failed: {exc}")
             )
-        except Exception as exc:  # a worker must never die silently: the caller would wait forever
-            logger.exception("MCP HTTP worker failed")
+        else:  # the caller would wait forever
+            logger.error("MCP HTTP worker failed", exc_info=exc)
             self._on_failure(request_id, McpConnectionError(f"MCP HTTP transport failed: {exc}"))
-        finally:
-            with self._lock:
-                self._streams.pop(request_id, None)
 
     def _listen(self) -> None:
         """Read the GET stream that carries the server's own notifications and requests."""
         delay = 0.5
         while not self._closed:
             try:
-                with self._http.stream(
-                    "GET", self.url, headers=self._headers(accept="text/event-stream")
-                ) as reply:
-                    with self._lock:
-                        self._streams["listen"] = reply
+                with (
+                    self._http.stream(
+                        "GET", self.url, headers=self._headers(accept="text/event-stream")
+                    ) as reply,
+                    self._reading("listen", reply),
+                ):
                     self._listening.set()
                     if reply.status_code == 405:
                         return  # the server offers no such stream
@@ -269,63 +388,12 @@ class HttpTransport:
                 return
             delay = min(delay * 2, 30.0)
 
-    def _read_events(self, response: httpx.Response, request_id: int | str) -> None:
-        resume = _Resume()
-        # Read on after the answer until the server ends the stream: the connection then
-        # goes back to the pool instead of being torn down.
-        answered = self._read_stream(response, request_id, resume, stop_when_answered=False)
-        attempts = 0
-        while not answered and resume.event_id is not None and attempts < MAX_RESUMES and not self._closed:
-            # A stream that ends gracefully after an event id is resumable (SEP-1699): wait the
-            # server's `retry`, then ask for the rest with `Last-Event-ID` on a GET.
-            attempts += 1
-            if self._stopped.wait(resume.retry_s):
-                break
-            answered = self._resume(request_id, resume)
-        if not answered:
-            raise McpConnectionError(f"MCP server {self.url} ended the event stream before it answered")
-
-    def _resume(self, request_id: int | str, resume: _Resume) -> bool:
-        headers = self._headers(accept="text/event-stream") | {"Last-Event-ID": str(resume.event_id)}
-        logger.info("resuming the reply of MCP server %s after event %s", self.url, resume.event_id)
-        with self._http.stream("GET", self.url, headers=headers) as reply:
-            with self._lock:
-                self._streams[request_id] = reply
-            if reply.status_code >= 400:
-                raise McpConnectionError(
-                    f"MCP server {self.url} ended the event stream before it answered and refused to "
-                    f"resume it (HTTP {reply.status_code} to a GET with Last-Event-ID)",
-                    data={"status": reply.status_code},
-                )
-            return self._read_stream(reply, request_id, resume, stop_when_answered=True)
-
-    def _read_stream(
-        self, response: httpx.Response, request_id: int | str, resume: _Resume, *, stop_when_answered: bool
-    ) -> bool:
-        answered = False
-        for event in sse_events(self._lines(response)):
-            if event.id:
-                resume.event_id = event.id
-            if event.retry is not None:
-                resume.retry_s = event.retry / 1000
-            if not event.data.strip():
-                continue  # a priming event
-            try:
-                payload = json.loads(event.data)
-            except ValueError:
-                logger.warning("MCP server %s sent an event that is not JSON: %.200r", self.url, event.data)
-                continue
-            answered = self._deliver(payload, request_id) or answered
-            if answered and stop_when_answered:
-                break
-        return answered
-
     def _read_body(self, response: httpx.Response) -> bytes:
         """The whole body, or `ResponseTooLargeError` once it passes the limit."""
-        return read_capped(response.iter_bytes(), self.limits, f"MCP server {self.url}")
+        return read_capped(body_chunks(response), self.limits, f"MCP server {self.url}")
 
     def _lines(self, response: httpx.Response) -> Iterator[str]:
-        return text_lines(capped(response.iter_bytes(), self.limits, f"MCP server {self.url}"))
+        return text_lines(capped(body_chunks(response), self.limits, f"MCP server {self.url}"))
 
     def _deliver(self, payload: Any, request_id: int | str | None = None) -> bool:
         assert self._on_message is not None
@@ -339,62 +407,26 @@ class HttpTransport:
         return answered
 
     def _status_error(self, response: httpx.Response, message: Message, body: bytes) -> McpError:
-        status = response.status_code
-        text = body[:2000].decode("utf-8", "replace")[:500]
-        # The spec says 404 for an unknown session; many servers say 400 with a message instead.
-        lost = status == 404 or (status == 400 and "session" in text.lower())
-        if lost and self.session_id and message.get("method") != "initialize":
-            return McpSessionExpiredError(f"MCP server {self.url} no longer knows session {self.session_id}")
-        error = _json_rpc_error(text)
-        if error is not None:
-            code, error_message, data = error
-            return McpError(code, f"MCP server {self.url} answered HTTP {status}: {error_message}", data)
-        challenge = parse_challenge(response.headers.get("www-authenticate"))
-        if challenge is not None and (status == 401 or challenge.error == "insufficient_scope"):
-            return McpSignInRequiredError(self.url, challenge)
-        hint = " (check the URL and its path, usually /mcp)" if status in (404, 405) else ""
-        if status in (401, 403):
-            hint = " (check the token or headers in the server's configuration)"
-        said = f": {text.strip()[:200]}" if self.quote_bodies else " (not shown for a typed URL)"
-        words = f"MCP server {self.url} answered HTTP {status}{hint}{said}"
-        return McpConnectionError(words, data={"status": status})
+        return status_error(
+            self.url,
+            response,
+            body,
+            session_id=self.session_id,
+            method=message.get("method"),
+            quote_bodies=self.quote_bodies,
+        )
 
 
-MAX_RESUMES = 5
+# How long `close` waits for the readers of shut-down replies to close them.
+CLOSE_WAIT_S = 2.0
 
 
-class _Resume:
-    """Where a reply's event stream got to: its last event id and the wait the server asked for."""
-
-    __slots__ = ("event_id", "retry_s")
-
-    def __init__(self) -> None:
-        self.event_id: str | None = None
-        self.retry_s = 1.0
-
-
-def interrupt_response(response: httpx.Response) -> None:
-    """End a response another thread is reading; closing alone does not wake a blocked read."""
-    stream = response.extensions.get("network_stream")
-    sock = stream.get_extra_info("socket") if stream is not None else None
-    if isinstance(sock, socket.socket):
-        with contextlib.suppress(OSError):  # already closed
-            sock.shutdown(socket.SHUT_RDWR)
-    response.close()
+def _shut_down(response: httpx.Response) -> None:
+    """Wake the thread reading `response` (its read ends); that thread then closes it."""
+    shutdown_stream(response.extensions.get("network_stream"))
 
 
 def _proxied(url: str) -> bool:
     """Whether the environment names a proxy httpx.Client would use for `url` (checked broadly)."""
     proxies = urllib.request.getproxies()
     return urlsplit(url).scheme in proxies or "all" in proxies
-
-
-def _json_rpc_error(text: str) -> tuple[int, str, Any] | None:
-    try:
-        payload = json.loads(text)
-    except ValueError:
-        return None
-    error = payload.get("error") if isinstance(payload, dict) else None
-    if isinstance(error, dict) and isinstance(error.get("code"), int):
-        return error["code"], str(error.get("message", "")), error.get("data")
-    return None

@@ -15,10 +15,10 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from yiem._netstream import interrupt_response
 from yiem._sse import sse_events
 from yiem.limits import ResponseLimits, ResponseTooLargeError, read_capped, text_lines
 from yiem.mcp.errors import McpConnectionError, McpError
-from yiem.mcp.http import interrupt_response
 from yiem.mcp.transport import Message, OnFailure, OnMessage, encode_message
 
 logger = logging.getLogger(__name__)
