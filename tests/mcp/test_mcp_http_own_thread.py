@@ -4,7 +4,6 @@ progress on an event-stream reply and the closed client still behave as they do 
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -28,6 +27,11 @@ def _result(request_id: int, text: str = "5") -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "result": {"content": [{"type": "text", "text": text}]}}
 
 
+# A slow reply's headers come after pytest's own time limit: a call that was not cut would wait past
+# it and fail, so no test here needs to time the cut (tests never assert on wall time).
+SLOW = 600.0
+
+
 def _connected(server: ScriptedServer) -> McpClient:
     server.script(json_reply(DISCOVER))
     client = McpClient.http(server.url + "/mcp")
@@ -38,12 +42,10 @@ def _connected(server: ScriptedServer) -> McpClient:
 def test_a_silent_server_times_out_in_words_and_the_next_call_works(scripted_server: ScriptedServer) -> None:
     with _connected(scripted_server) as client:
         slow = json_reply(_result(2))
-        slow.delay_headers = 5.0
+        slow.delay_headers = SLOW
         scripted_server.script(slow)
-        started = time.monotonic()
         with pytest.raises(McpTimeoutError, match=r"did not answer 'tools/call' within 0.3 s"):
             client.call_tool("add", {"a": 2, "b": 3}, timeout=0.3)
-        assert time.monotonic() - started < 3.0
         scripted_server.script(json_reply(_result(3, "7")))
         assert client.call_tool("add", {"a": 3, "b": 4}).text == "7"
 
@@ -51,14 +53,12 @@ def test_a_silent_server_times_out_in_words_and_the_next_call_works(scripted_ser
 def test_an_abort_cuts_a_call_still_waiting_for_its_headers(scripted_server: ScriptedServer) -> None:
     with _connected(scripted_server) as client:
         slow = json_reply(_result(2))
-        slow.delay_headers = 5.0
+        slow.delay_headers = SLOW
         scripted_server.script(slow)
         signal = AbortSignal()
         threading.Timer(0.2, signal.abort, args=("stopped by the person",)).start()
-        started = time.monotonic()
         with pytest.raises(McpCancelledError, match="stopped by the person"):
             client.call_tool("add", {"a": 2, "b": 3}, signal=signal)
-        assert time.monotonic() - started < 3.0
         # The cut was this call's alone: the same thread's next call goes through.
         scripted_server.script(json_reply(_result(3, "7")))
         assert client.call_tool("add", {"a": 3, "b": 4}).text == "7"
@@ -96,10 +96,8 @@ def test_progress_on_an_event_stream_keeps_a_slow_call_alive(scripted_server: Sc
 def test_closing_the_client_ends_a_call_waiting_on_its_own_thread(scripted_server: ScriptedServer) -> None:
     client = _connected(scripted_server)
     slow = json_reply(_result(2))
-    slow.delay_headers = 5.0
+    slow.delay_headers = SLOW
     scripted_server.script(slow)
     threading.Timer(0.2, client.close).start()
-    started = time.monotonic()
     with pytest.raises(McpConnectionError):
         client.call_tool("add", {"a": 2, "b": 3})
-    assert time.monotonic() - started < 3.0
