@@ -37,7 +37,7 @@ def _idle(page: Any) -> None:
 def _tab(page: Any, name: str) -> None:
     """Open a tab once the page is settled: a click while a rerun redraws the tabs can be lost (ci15)."""
     tab = page.get_by_role("tab", name=name)
-    click_until(page, tab, lambda: tab.get_attribute("aria-selected") == "true")
+    click_until(page, tab, lambda ms: expect(tab).to_have_attribute("aria-selected", "true", timeout=ms))
 
 
 def _fill(locator: Any, value: str) -> None:

@@ -75,7 +75,12 @@ def _sign_out(page: Any, app: StreamlitApp) -> None:
 
     page.on("response", on_response)
     sign_out = page.locator(SIDEBAR).get_by_role("button", name="Sign out")
-    click_until(page, sign_out, lambda: bool(logouts), wait=45_000)
+
+    def logged_out(ms: float) -> object:
+        # Events reach the listener only inside a Playwright call, so nothing slips in between.
+        return logouts or page.wait_for_event("response", lambda r: "/auth/logout" in r.url, timeout=ms)
+
+    click_until(page, sign_out, logged_out, wait=45_000)
     page.remove_listener("response", on_response)
     # Out of the app and of the provider (its end-session page), back on the app's sign-in page.
     expect(page.get_by_role("button", name="Sign in", exact=True)).to_be_visible(timeout=60_000)

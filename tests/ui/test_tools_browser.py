@@ -19,10 +19,10 @@ from playwright.sync_api import expect
 from tests.fixtures.browser import (
     StreamlitApp,
     click_until,
-    idle,
     open_app,
     screenshot,
     script_run,
+    settled,
     start_streamlit,
 )
 from tests.fixtures.mcp import StdioServer
@@ -78,12 +78,9 @@ def _choose_tool(page: Any, title: str) -> None:
     heading = page.get_by_role("heading", name=title)
     if not tools.get_by_role("radio", name=title, exact=True).is_checked():
         # The form of the tool before lingers until the run that draws this one ends.
-        click_until(
-            page,
-            tools.get_by_text(title, exact=True),
-            lambda: heading.is_visible() and idle(page),
-        )
+        click_until(page, tools.get_by_text(title, exact=True), lambda ms: heading.wait_for(timeout=ms))
     heading.wait_for()
+    settled(page)
 
 
 def _result_text(page: Any, text: str) -> Any:
