@@ -28,6 +28,7 @@ from tests.fixtures.browser import (
     saved_messages,
     screenshot,
     script_run,
+    settled,
     start_streamlit,
 )
 from tests.fixtures.mcp import StdioServer
@@ -151,6 +152,9 @@ def _use_model_and_tool(page: Any, model: ToolCallingModel, tool: str = TOOL) ->
 def _send(page: Any, text: str) -> None:
     box = page.locator(CHAT_INPUT)
     box.wait_for(state="visible")
+    # Typed while a rerun draws the input anew, the text is wiped and Enter sends nothing (in one
+    # run the chat stayed empty after the tool was chosen): a person types into a still page.
+    settled(page)
     box.fill(text)
     box.press("Enter")
 

@@ -13,7 +13,14 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, open_app, screenshot, script_run, start_streamlit
+from tests.fixtures.browser import (
+    StreamlitApp,
+    click_in_view,
+    open_app,
+    screenshot,
+    script_run,
+    start_streamlit,
+)
 from tests.fixtures.mcp import StdioServer
 from tests.fixtures.mcp_apps import hostile_view_stdio, servers_env
 from tests.ui.test_browser_accessibility import blocking_violations, describe
@@ -79,19 +86,19 @@ def test_the_basic_example_draws_its_view_which_calls_back_through_the_page(
     expect(page.locator(VIEW_FRAME)).to_have_css("height", f"{content}px", timeout=60_000)
 
     # get-time is not marked read-only, so the view's own call waits for the person.
-    view.get_by_role("button", name="Get Server Time").click()
+    click_in_view(view, view.get_by_role("button", name="Get Server Time"))
     expect(page.get_by_text("The view wants to call")).to_be_visible(timeout=60_000)
     page.get_by_role("button", name="Allow the call").click()
     expect(time_shown).not_to_have_text(first, timeout=60_000)
 
-    view.get_by_role("button", name="Open Link").click()
+    click_in_view(view, view.get_by_role("button", name="Open Link"))
     expect(page.get_by_text("The view wants to open a link: https://modelcontextprotocol.io/")).to_be_visible(
         timeout=60_000
     )
     page.get_by_role("button", name="Don't open").click()
     expect(page.get_by_text("The view wants to open a link")).to_have_count(0, timeout=60_000)
 
-    view.get_by_role("button", name="Send Message").click()
+    click_in_view(view, view.get_by_role("button", name="Send Message"))
     expect(page.get_by_text("The view suggests a message for the chat")).to_be_visible(timeout=60_000)
     expect(page.get_by_text("This is message text.")).to_be_visible()
 
@@ -134,7 +141,7 @@ def test_a_hostile_view_reaches_no_other_origin_no_cookie_no_page_and_no_permiss
     ).to_be_visible(timeout=60_000)
     screenshot(page, "mcp-apps-hostile-view")
 
-    view.get_by_role("button", name="Flood the host").click()
+    click_in_view(view, view.get_by_role("button", name="Flood the host"))
     expect(page.get_by_text("sent too many messages; yiem stopped listening to it")).to_be_visible(
         timeout=60_000
     )

@@ -15,7 +15,14 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, count_script_runs, screenshot, script_run, start_streamlit
+from tests.fixtures.browser import (
+    StreamlitApp,
+    click_in_view,
+    count_script_runs,
+    screenshot,
+    script_run,
+    start_streamlit,
+)
 from tests.fixtures.mcp_apps import panel_view_stdio, servers_env
 from tests.mcp_servers.panel_view import LINK, PANEL_HEIGHT
 from tests.ui.test_browser_mcp_apps import VIEW_FRAME, _call_tool
@@ -46,12 +53,12 @@ def test_a_views_calls_are_answered_refused_and_recorded_and_its_link_opens(
     expect(page.locator(VIEW_FRAME)).to_have_css("height", f"{PANEL_HEIGHT}px", timeout=60_000)
 
     # A read-only tool: answered at once, without asking, and recorded like the form's own calls.
-    view.get_by_role("button", name="Count").click()
+    click_in_view(view, view.get_by_role("button", name="Count"))
     expect(view.locator("#count")).to_have_text("count: counted 1", timeout=60_000)
     expect(page.get_by_text("The view wants to call")).to_have_count(0)
 
     # A tool that may change things waits for the person, who refuses: the view gets the error.
-    view.get_by_role("button", name="Bump").click()
+    click_in_view(view, view.get_by_role("button", name="Bump"))
     expect(page.get_by_text("The view wants to call bump")).to_be_visible(timeout=60_000)
     with script_run(page):
         page.get_by_role("button", name="Refuse").click()
@@ -59,7 +66,7 @@ def test_a_views_calls_are_answered_refused_and_recorded_and_its_link_opens(
     expect(page.get_by_text("The view wants to call")).to_have_count(0)
 
     # A link opens in a new tab only when the person chooses to.
-    view.get_by_role("button", name="Open the docs").click()
+    click_in_view(view, view.get_by_role("button", name="Open the docs"))
     expect(page.get_by_text(f"The view wants to open a link: {LINK}")).to_be_visible(timeout=60_000)
     with page.expect_popup() as opened:
         page.get_by_role("link", name="Open the link").click()
