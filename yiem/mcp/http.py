@@ -9,7 +9,6 @@ import threading
 import time
 import urllib.request
 from collections.abc import Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,6 +24,7 @@ from yiem.mcp._http_errors import read_timed_out, status_error
 from yiem.mcp._http_events import EventReplies
 from yiem.mcp._post import Poster, body_chunks
 from yiem.mcp._revision import STATELESS_VERSIONS, message_version, standard_headers
+from yiem.mcp._workers import DaemonWorkers
 from yiem.mcp.errors import McpConnectionError, McpError
 from yiem.mcp.transport import Message, OnFailure, OnMessage, encode_message
 
@@ -94,7 +94,7 @@ class HttpTransport(EventReplies):
         self._own_timeout = {"connect": connect_timeout, "read": None, "write": 30.0, "pool": 30.0}
         # Request id -> the thread POSTing it itself (`post_and_read`), so `abandon` can cut it.
         self._callers: dict[int | str, int] = {}
-        self._workers = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="mcp-http")
+        self._workers = DaemonWorkers(max_workers, "mcp-http")
         self._on_message: OnMessage | None = None
         self._on_failure: OnFailure | None = None
         self._closed = False
@@ -202,7 +202,7 @@ class HttpTransport(EventReplies):
                 self._http.delete(self.url, headers=self._headers(), timeout=5.0)
             except (httpx.HTTPError, McpError) as exc:
                 logger.info("ending the MCP session at %s failed: %s", self.url, exc)
-        self._workers.shutdown(wait=False, cancel_futures=True)
+        self._workers.shutdown()
         self._end_reads()
         self._http.close()
         self._poster.close()
