@@ -24,6 +24,7 @@ from sqlalchemy import text
 
 from tests.fixtures.browser import (
     StreamlitApp,
+    choose_option,
     fresh,
     open_app,
     open_conversation_id,
@@ -83,9 +84,8 @@ def chat_model() -> Iterator[SamplingModel]:
 def _sample_with(page: Any, llama: LocalLlmServer) -> None:
     """In the open Settings panel: servers' sampling answered by a llama.cpp server at `llama`."""
     sidebar = page.locator('[data-testid="stSidebar"]')
-    sidebar.get_by_role("combobox", name=re.compile("Model for MCP servers' sampling")).click()
-    with script_run(page):
-        page.get_by_role("option", name="llama.cpp server", exact=True).click()
+    sampling = sidebar.get_by_role("combobox", name=re.compile("Model for MCP servers' sampling"))
+    choose_option(page, sampling, "llama.cpp server")
     field = sidebar.get_by_label("Sampling base URL")
     field.fill(llama.openai_base_url)
     with script_run(page):

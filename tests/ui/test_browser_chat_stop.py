@@ -23,6 +23,7 @@ from playwright.sync_api import expect
 
 from tests.fixtures.browser import (
     StreamlitApp,
+    choose_option,
     open_app,
     open_conversation_id,
     saved_messages,
@@ -131,9 +132,7 @@ def _use_model_and_tool(page: Any, model: ToolCallingModel, tool: str = TOOL) ->
     """
     sidebar = page.locator('[data-testid="stSidebar"]')
     sidebar.get_by_text("Settings", exact=True).click()
-    sidebar.get_by_role("combobox", name=re.compile("Provider")).click()
-    with script_run(page):
-        page.get_by_role("option", name="OpenAI", exact=True).click()
+    choose_option(page, sidebar.get_by_role("combobox", name=re.compile("Provider")), "OpenAI")
     for label, value in (("Base URL", model.url), (re.compile("API key"), "sk-test-not-a-real-key")):
         field = sidebar.get_by_label(label)
         field.fill(value)

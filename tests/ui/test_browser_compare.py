@@ -13,10 +13,9 @@ import re
 from typing import Any
 
 import pytest
-from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, free_port, open_app, screenshot, script_run
+from tests.fixtures.browser import StreamlitApp, choose_option, free_port, open_app, screenshot, script_run
 from yiem.compare import ComparisonStore, VoteStore
 from yiem.providers.local_llm import LocalLlmServer
 from yiem.store import create_store_engine
@@ -49,21 +48,7 @@ def _commit(locator: Any, value: str, key: str = "Enter") -> None:
 
 def _choose(page: Any, combobox: Any, option: str) -> None:
     """Pick `option`, typed to filter the list (it draws only its first few), and wait for the run."""
-    choice = page.get_by_role("option", name=option, exact=True)
-    for _attempt in range(3):  # a rerun in flight can close the list before the pick
-        combobox.click()
-        combobox.press_sequentially(option)
-        try:
-            choice.wait_for(timeout=20_000)
-            # A failed click leaves the block at once: script_run waits only after an action.
-            with script_run(page):
-                choice.click(timeout=15_000)
-        except PlaywrightError:  # the list closed under the click (seen in a run): open it again
-            page.keyboard.press("Escape")
-            continue
-        return
-    screenshot(page, "compare-select-failed")
-    raise AssertionError(f"the option {option!r} never showed in its select box")
+    choose_option(page, combobox, option, typed=True)
 
 
 def _set_column(page: Any, index: int, base_url: str, model: str, system: str) -> None:

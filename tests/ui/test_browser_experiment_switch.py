@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, open_app, script_run
+from tests.fixtures.browser import StreamlitApp, choose_option, open_app, script_run
 from yiem.experiments import ExperimentDraft, ExperimentStore, Variant
 from yiem.store import create_store_engine
 
@@ -37,9 +37,7 @@ def _save_both(database_url: str) -> dict[str, str]:
 
 
 def _pick(page: Any, name: str) -> None:
-    page.get_by_role("combobox", name="Experiment").click()
-    with script_run(page):
-        page.get_by_role("option", name=name, exact=True).click()
+    choose_option(page, page.get_by_role("combobox", name="Experiment"), name)
 
 
 def _expect_shown(page: Any, name: str) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, screenshot, script_run
+from tests.fixtures.browser import StreamlitApp, choose_option, screenshot, script_run
 from tests.ui.test_tools_browser import _add_server, _choose_tool, _fill, _open_tools, _result_text, tools_app
 
 pytestmark = pytest.mark.browser
@@ -88,8 +88,6 @@ def test_a_stateless_server_beside_a_2025_one_each_with_its_revision(
     expect(_revision(page, "2025-11-25").first).to_be_visible()
     expect(page.get_by_text(re.compile(r"Session [0-9a-f-]{8,}"))).to_be_visible()
     screenshot(page, "tools-2025-beside-2026")
-    with script_run(page):
-        page.get_by_role("combobox", name="Server").click()
-        page.get_by_role("option", name="sdk").click()
+    choose_option(page, page.get_by_role("combobox", name="Server"), "sdk")
     expect(_revision(page, "2026-07-28").first).to_be_visible()
     expect(page.get_by_text("This app has encountered an error")).to_have_count(0)
