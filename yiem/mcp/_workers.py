@@ -8,6 +8,8 @@ import queue
 import threading
 from collections.abc import Callable
 
+from yiem.mcp.errors import McpConnectionError
+
 logger = logging.getLogger(__name__)
 
 
@@ -17,9 +19,10 @@ class DaemonWorkers:
     `concurrent.futures` joins its workers at interpreter exit, so a worker reading a stream that
     lasts for hours (`subscriptions/listen`) kept a stopped app alive until it was killed."""
 
-    def __init__(self, size: int, name: str) -> None:
+    def __init__(self, size: int, name: str, closed_words: str) -> None:
         self._size = size
         self._name = name
+        self._closed_words = closed_words
         self._jobs: queue.SimpleQueue[Callable[[], object] | None] = queue.SimpleQueue()
         self._idle = threading.Semaphore(0)
         self._lock = threading.Lock()
@@ -27,10 +30,10 @@ class DaemonWorkers:
         self._closed = False
 
     def submit(self, fn: Callable[..., object], *args: object) -> None:
-        """Run `fn(*args)` on a worker; RuntimeError once `shutdown` was called (as executors do)."""
+        """Run `fn(*args)` on a worker; `McpConnectionError` (`closed_words`) once `shutdown` was called."""
         with self._lock:
             if self._closed:
-                raise RuntimeError(f"{self._name}: cannot take work after shutdown")
+                raise McpConnectionError(self._closed_words)
             self._jobs.put(functools.partial(fn, *args))
             if not self._idle.acquire(blocking=False) and self._started < self._size:
                 self._started += 1

@@ -94,7 +94,9 @@ class HttpTransport(EventReplies):
         self._own_timeout = {"connect": connect_timeout, "read": None, "write": 30.0, "pool": 30.0}
         # Request id -> the thread POSTing it itself (`post_and_read`), so `abandon` can cut it.
         self._callers: dict[int | str, int] = {}
-        self._workers = DaemonWorkers(max_workers, "mcp-http")
+        self._workers = DaemonWorkers(
+            max_workers, "mcp-http", f"the connection to MCP server {self.label} is closed"
+        )
         self._on_message: OnMessage | None = None
         self._on_failure: OnFailure | None = None
         self._closed = False
@@ -296,12 +298,8 @@ class HttpTransport(EventReplies):
             content_type = response.headers.get("content-type", "")
             if content_type.startswith("text/event-stream"):
                 if own_thread:
-                    try:
-                        self._workers.submit(self._read_events_reporting, response, request_id)
-                    except RuntimeError:  # the transport closed meanwhile
-                        raise McpConnectionError(
-                            f"the connection to MCP server {self.label} is closed"
-                        ) from None
+                    # Raises McpConnectionError if the transport closed meanwhile.
+                    self._workers.submit(self._read_events_reporting, response, request_id)
                     response = None  # the worker's now
                     return
                 self._read_events(response, request_id)
