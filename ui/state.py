@@ -265,6 +265,7 @@ LAST_CALLS: Key[dict[tuple[str, str], CallRecord]] = Key("tools-last")  # (serve
 AHEAD_VIEWS: Key[dict[tuple[str, str], str]] = Key("tools-ahead-views")  # (server, tool) -> key
 CALL_VIEWS: Key[dict[str, str]] = Key("tools-call-views")  # call record id -> key
 CALL_TIMEOUT: Key[float] = Key("tools-timeout")
+CALL_TIMEOUT_KEPT: Key[float] = Key("tools-timeout:kept")  # while the field is not drawn
 HISTORY_ERROR: Key[str] = Key("tools-history-error")
 TOOLS_TAB: Key[str] = Key("tools-tab")
 CHECKS_LAST_RUN: Key[tuple[str, CheckRun]] = Key("checks-last-run")  # (collection id, its last run)

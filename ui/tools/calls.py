@@ -10,6 +10,7 @@ import streamlit as st
 from ui.server_questions import new_questions
 from ui.state import (
     CALL_TIMEOUT,
+    CALL_TIMEOUT_KEPT,
     ENABLED_TOOLS,
     HISTORY_ERROR,
     LAST_CALLS,
@@ -198,14 +199,19 @@ def _draw_tool(server: str, client: McpClient, tool: McpTool) -> None:
             "Call", type="primary", icon=":material/play_arrow:", key="tools-call", disabled=busy
         )
     with cols[1]:
-        remember(CALL_TIMEOUT.name, 60)
-        st.number_input(
-            "Timeout (s)",
-            key=CALL_TIMEOUT.name,
-            min_value=1,
-            max_value=3600,
-            step=5,
-            help="Progress from the server resets it.",
+        # Its start comes as `value`, not set in the session first (as `remember` does): a run cut
+        # short at this widget then left the browser's field at its minimum, and calls timed out
+        # after 1 s (ci25). A value the person chose is the widget's own and wins over `value`.
+        CALL_TIMEOUT_KEPT.set(
+            st.number_input(
+                "Timeout (s)",
+                key=CALL_TIMEOUT.name,
+                value=CALL_TIMEOUT_KEPT.get() or 60,
+                min_value=1,
+                max_value=3600,
+                step=5,
+                help="Progress from the server resets it.",
+            )
         )
     # Two fixed places, so the view's frame is drawn at the same spot from the moment the call starts
     # to its result: Streamlit then keeps the frame (and its loaded document) and only updates its data.
