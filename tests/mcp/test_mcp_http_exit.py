@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
-from tests.fixtures.mcp import stop_process
+from tests.fixtures.mcp import ROOT, stop_process
 
-ROOT = Path(__file__).resolve().parents[2]
 # Subscribes over the SDK server's `subscriptions/listen` stream, then ends without closing the client.
 _PROGRAM = """
 import sys, threading

@@ -15,6 +15,7 @@ from playwright.sync_api import expect
 
 from tests.fixtures.browser import (
     StreamlitApp,
+    choose_option,
     click_in_view,
     open_app,
     screenshot,
@@ -57,9 +58,7 @@ def choose_tool(page: Any, app: StreamlitApp, server: str, tool: str) -> None:
     picker = page.get_by_role("combobox", name="Server")
     expect(picker).to_be_visible(timeout=60_000)
     if picker.input_value() != server:
-        with script_run(page):
-            picker.click()
-            page.get_by_role("option", name=server).click()
+        choose_option(page, picker, server)
     expect(page.get_by_role("button", name="Disconnect")).to_be_visible(timeout=60_000)
     tools = page.get_by_role("radiogroup", name="Tool")
     expect(tools.get_by_text(tool, exact=True)).to_be_visible(timeout=60_000)
