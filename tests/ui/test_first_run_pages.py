@@ -110,6 +110,21 @@ def test_the_example_is_offered_beside_someone_elses_shared_experiment_until_one
     assert "exp_start_example" not in [button.key for button in at.button]
 
 
+def _click_handled_twice() -> None:
+    from ui.experiments.example import start_example
+
+    start_example()
+    start_example()  # the same click handed to the next run, as a rerun that cut the first short can
+
+
+def test_a_click_on_start_from_an_example_handled_twice_saves_one_example(db_url: str) -> None:
+    at = AppTest.from_function(_click_handled_twice, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    (record,) = ExperimentStore(create_store_engine(db_url)).list_experiments()
+    assert at.query_params["e"] == record.id
+    assert at.session_state["exp_id"] == record.id
+
+
 def test_without_the_embedded_model_the_example_has_no_judge_and_the_scorers_tab_says_why(
     db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

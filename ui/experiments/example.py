@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.experiments.state import save, show_draft
-from ui.state import EXAMPLE_ERROR
+from ui.state import EXAMPLE_ERROR, EXPERIMENT_ID
 from yiem.amounts import dollars
 from yiem.amounts import tokens as token_words
 from yiem.experiments import (
@@ -28,7 +28,12 @@ FIRST_RUN = (
 )
 
 
-def _start_example() -> None:
+def start_example() -> None:
+    """The button's handler: open the example and save it as the person's own."""
+    # Nothing is open where the button is drawn. Streamlit can hand one click to a second run when a
+    # rerun cuts the first short (ci32: two examples saved 54 ms apart): that one finds the first open.
+    if EXPERIMENT_ID.get() is not None:
+        return
     example = example_experiment()
     show_draft(example)
     try:
@@ -45,7 +50,7 @@ def draw_first_run() -> None:
         key="exp_start_example",
         icon=":material/auto_awesome:",
         type="primary",
-        on_click=_start_example,
+        on_click=start_example,
     )
     if problem := EXAMPLE_ERROR.pop():
         st.error(problem)
