@@ -30,8 +30,8 @@ FIRST_RUN = (
 
 def start_example() -> None:
     """The button's handler: open the example and save it as the person's own."""
-    # Nothing is open where the button is drawn. Streamlit can hand one click to a second run when a
-    # rerun cuts the first short (ci32: two examples saved 54 ms apart): that one finds the first open.
+    # Nothing is open where the button is drawn, yet one click once ran this twice (ci32: two examples
+    # saved 54 ms apart): a second call finds the first one's example open and leaves it at that.
     if EXPERIMENT_ID.get() is not None:
         return
     example = example_experiment()
