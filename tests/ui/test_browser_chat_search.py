@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, open_app, open_conversation_id, screenshot
+from tests.fixtures.browser import StreamlitApp, click_until, open_app, open_conversation_id, screenshot
 from tests.ui.test_browser_chat import _limit_replies, _send, _wait_idle
 from yiem.store import ConversationStore, create_store_engine
 from yiem.types import (
@@ -24,6 +24,24 @@ from yiem.types import (
 )
 
 pytestmark = [pytest.mark.browser]
+
+# The labels a Copy button shows, recorded as they change: "Copied" stays for 2 s, which a busy
+# machine's polling can miss (ci34), so the test reads the record instead.
+_RECORD_LABELS = """(button) => {
+    window.__yiemLabels = [];
+    new MutationObserver(() => window.__yiemLabels.push(button.textContent))
+        .observe(button, {childList: true, characterData: true, subtree: true});
+}"""
+_HOLDS = "async (text) => (await navigator.clipboard.readText()) === text"
+
+
+def _copy(page: Any, button: Any, text: str) -> None:
+    """Click a Copy button until the clipboard holds `text`; it must have said "Copied" on the way."""
+    page.evaluate("navigator.clipboard.writeText('')")
+    button.evaluate(_RECORD_LABELS)
+    click_until(page, button, lambda ms: page.wait_for_function(_HOLDS, arg=text, timeout=ms), wait=10_000)
+    assert "Copied" in page.evaluate("window.__yiemLabels")
+
 
 PROMPT = "Name a colour."
 OTHER = "Another chat"
@@ -90,9 +108,7 @@ def test_copy_a_tool_result(streamlit_app: StreamlitApp, page: Any) -> None:
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=streamlit_app.url)
     open_app(page, f"{streamlit_app.url}/?c={conversation.id}")
     page.locator("[data-testid=stExpander] summary", has_text="forecast").click()
-    page.get_by_role("button", name="Copy result").click()
-    expect(page.get_by_role("button", name="Copied")).to_be_visible()
-    assert page.evaluate("navigator.clipboard.readText()") == result  # the tool's text, not its JSON
+    _copy(page, page.get_by_role("button", name="Copy result"), result)  # the tool's text, not its JSON
 
 
 def test_each_copy_button_copies_its_own_reply_exactly(streamlit_app: StreamlitApp, page: Any) -> None:
@@ -114,11 +130,7 @@ def test_each_copy_button_copies_its_own_reply_exactly(streamlit_app: StreamlitA
     open_app(page, f"{streamlit_app.url}/?c={conversation.id}")
     buttons = page.get_by_role("button", name="Copy reply")
     expect(buttons).to_have_count(2)
-    buttons.nth(1).click()
-    expect(page.get_by_role("button", name="Copied")).to_be_visible()
-    assert page.evaluate("navigator.clipboard.readText()") == tricky
+    _copy(page, buttons.nth(1), tricky)
     screenshot(page, "chat-copy-buttons")
     expect(page.get_by_role("button", name="Copy reply")).to_have_count(2)  # the label comes back
-    buttons.nth(0).click()
-    expect(page.get_by_role("button", name="Copied")).to_be_visible()
-    assert page.evaluate("navigator.clipboard.readText()") == "The first reply."
+    _copy(page, buttons.nth(0), "The first reply.")
