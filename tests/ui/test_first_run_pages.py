@@ -114,7 +114,7 @@ def _click_handled_twice() -> None:
     from ui.experiments.example import start_example
 
     start_example()
-    start_example()  # the same click handed to the next run, as a rerun that cut the first short can
+    start_example()  # the same click once more, as one click ran it twice in ci32
 
 
 def test_a_click_on_start_from_an_example_handled_twice_saves_one_example(db_url: str) -> None:
