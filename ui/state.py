@@ -226,7 +226,13 @@ EXPERIMENT_DRAFT: Key[ExperimentDraft] = Key("exp_draft")
 EXPERIMENT_ID: Key[str | None] = Key("exp_id")
 EXPERIMENT_RUN: Key[BackgroundRun] = Key("exp_live_run")
 EDITOR_VERSION: Key[int] = Key("exp_editor_version")  # bumped when the dataset is replaced
-EXPERIMENT_CHOICE: Key[str] = Key("exp_pick")  # the picker's experiment id ("" for a new one)
+
+
+def picker_key(experiment_id: str | None) -> str:
+    """The Experiments picker's widget key while `experiment_id` is open (its value: an id, "" for new)."""
+    return f"exp_pick:{experiment_id or ''}"
+
+
 RUN_ERROR: Key[str] = Key("exp_run_error")
 EXAMPLE_ERROR: Key[str] = Key("exp_example_error")
 SHARE_MESSAGE: Key[str] = Key("exp_share_message")  # what the last share, copy or delete did

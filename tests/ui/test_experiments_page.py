@@ -14,6 +14,7 @@ from PIL import Image
 from streamlit.testing.v1 import AppTest
 
 from ui.experiments.run import progress_text
+from ui.state import picker_key
 from yiem import LlmUsage, ScriptedLlm
 from yiem.experiments import (
     Dataset,
@@ -352,3 +353,25 @@ def test_csv_upload_with_a_cell_that_is_not_a_picture_says_which_row(db_url: str
         "Row 2 has image 1 that cannot be used: its data is not a picture" in str(e.value) for e in at.error
     )
     assert at.session_state["exp_draft"].dataset.items == []
+
+
+def test_a_pick_in_the_picker_is_opened_by_the_page_run_itself(db_url: str) -> None:
+    # No on_change handler: with a rerun queued, Streamlit stops a handler at its first session-state
+    # access (ci36 lost a pick). The run reads the picker, whose key names the experiment it was drawn for.
+    store = ExperimentStore(create_store_engine(db_url))
+    first, second = (
+        store.save_experiment(name, {"dataset": Dataset().model_dump(mode="json")})
+        for name in ("first", "second")
+    )
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.query_params["e"] = first
+    at.run()
+    assert at.text_input(key="exp_w_name").value == "first"
+    at.selectbox(key=picker_key(first)).set_value(second).run()
+    assert not at.exception, at.exception
+    assert at.text_input(key="exp_w_name").value == "second"
+    assert at.query_params["e"] == second
+    assert at.selectbox(key=picker_key(second)).value == second  # drawn anew on the one now open
+    at.selectbox(key=picker_key(second)).set_value("").run()
+    assert at.text_input(key="exp_w_name").value == "Untitled experiment"
+    assert "e" not in at.query_params

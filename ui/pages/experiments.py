@@ -23,7 +23,7 @@ from ui.experiments.setup import draw_scorers, draw_variants
 from ui.experiments.sharing import draw_message, draw_sharing, picker_label
 from ui.experiments.spec_export import draw_spec_export
 from ui.experiments.state import NAME_FIELD, draft, experiment_store, live_run, open_experiment, save
-from ui.state import EXPERIMENT_CHOICE, EXPERIMENT_ID, RUN_ERROR, TOOL_REGISTRY
+from ui.state import EXPERIMENT_ID, RUN_ERROR, TOOL_REGISTRY, picker_key
 from yiem.experiments import ExperimentResult, RunRecord
 from yiem.store import StoreError
 
@@ -37,6 +37,16 @@ store = experiment_store()
 saved = store.list_experiments()
 by_id_saved = {e.id: e for e in saved}
 wanted = st.query_params.get("e")
+# A pick in the picker is acted on here, not in an on_change handler: with another rerun already
+# queued, Streamlit stops a handler at its first session-state access and the pick was lost (ci36).
+# The picker's key names the experiment it was drawn for, so its value differs only by a pick.
+picked = st.session_state.get(picker_key(EXPERIMENT_ID.get()))
+if picked is not None and picked != (EXPERIMENT_ID.get() or "") and (not picked or picked in by_id_saved):
+    wanted = picked or None
+    if wanted is None:
+        st.query_params.pop("e", None)
+    else:
+        st.query_params["e"] = wanted
 if wanted is not None and wanted not in by_id_saved:
     # Deleted, or someone else's and not shared: said as Chat says it of a conversation's link.
     st.warning("That experiment no longer exists or is not shared with you; here is a new one instead.")
@@ -59,24 +69,14 @@ if not own and experiment_id is None and run is None:
 NEW = ""  # the picker's key for a new experiment (None would read as "nothing picked")
 choices: dict[str, str] = {NEW: "New experiment", **{e.id: picker_label(e, store) for e in saved}}
 
-
-def _picked() -> None:
-    chosen = EXPERIMENT_CHOICE() or None
-    if chosen is None:
-        st.query_params.pop("e", None)
-    else:
-        st.query_params["e"] = chosen
-    open_experiment(chosen)
-
-
-# The picker follows the open experiment (saving a new one, a link) unless the person changes it.
-EXPERIMENT_CHOICE.set(experiment_id if experiment_id in choices else NEW)
+# A new key for each open experiment: the picker starts on it (saved anew, a link, a pick), and a
+# value the browser still holds for the last one is not taken for a pick.
 st.selectbox(
     "Experiment",
     list(choices),
+    index=list(choices).index(experiment_id if experiment_id in choices else NEW),
     format_func=lambda key: choices[key] or "(unnamed)",
-    key=EXPERIMENT_CHOICE.name,
-    on_change=_picked,
+    key=picker_key(experiment_id),
     disabled=run is not None,
 )
 draw_message()
