@@ -228,9 +228,9 @@ EXPERIMENT_RUN: Key[BackgroundRun] = Key("exp_live_run")
 EDITOR_VERSION: Key[int] = Key("exp_editor_version")  # bumped when the dataset is replaced
 
 
-def picker_key(experiment_id: str | None) -> str:
-    """The Experiments picker's widget key while `experiment_id` is open (its value: an id, "" for new)."""
-    return f"exp_pick:{experiment_id or ''}"
+def experiment_picker(experiment_id: str | None) -> Key[str]:
+    """The Experiments picker's key while `experiment_id` is open (its value: an id, "" for new)."""
+    return Key(f"exp_pick:{experiment_id or ''}")
 
 
 RUN_ERROR: Key[str] = Key("exp_run_error")

@@ -14,7 +14,7 @@ from PIL import Image
 from streamlit.testing.v1 import AppTest
 
 from ui.experiments.run import progress_text
-from ui.state import picker_key
+from ui.state import experiment_picker
 from yiem import LlmUsage, ScriptedLlm
 from yiem.experiments import (
     Dataset,
@@ -367,11 +367,11 @@ def test_a_pick_in_the_picker_is_opened_by_the_page_run_itself(db_url: str) -> N
     at.query_params["e"] = first
     at.run()
     assert at.text_input(key="exp_w_name").value == "first"
-    at.selectbox(key=picker_key(first)).set_value(second).run()
+    at.selectbox(key=experiment_picker(first).name).set_value(second).run()
     assert not at.exception, at.exception
     assert at.text_input(key="exp_w_name").value == "second"
     assert at.query_params["e"] == second
-    assert at.selectbox(key=picker_key(second)).value == second  # drawn anew on the one now open
-    at.selectbox(key=picker_key(second)).set_value("").run()
+    assert at.selectbox(key=experiment_picker(second).name).value == second  # drawn anew on the one now open
+    at.selectbox(key=experiment_picker(second).name).set_value("").run()
     assert at.text_input(key="exp_w_name").value == "Untitled experiment"
     assert "e" not in at.query_params

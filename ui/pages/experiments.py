@@ -23,7 +23,7 @@ from ui.experiments.setup import draw_scorers, draw_variants
 from ui.experiments.sharing import draw_message, draw_sharing, picker_label
 from ui.experiments.spec_export import draw_spec_export
 from ui.experiments.state import NAME_FIELD, draft, experiment_store, live_run, open_experiment, save
-from ui.state import EXPERIMENT_ID, RUN_ERROR, TOOL_REGISTRY, picker_key
+from ui.state import EXPERIMENT_ID, RUN_ERROR, TOOL_REGISTRY, experiment_picker
 from yiem.experiments import ExperimentResult, RunRecord
 from yiem.store import StoreError
 
@@ -40,7 +40,7 @@ wanted = st.query_params.get("e")
 # A pick in the picker is acted on here, not in an on_change handler: with another rerun already
 # queued, Streamlit stops a handler at its first session-state access and the pick was lost (ci36).
 # The picker's key names the experiment it was drawn for, so its value differs only by a pick.
-picked = st.session_state.get(picker_key(EXPERIMENT_ID.get()))
+picked = experiment_picker(EXPERIMENT_ID.get()).get()
 if picked is not None and picked != (EXPERIMENT_ID.get() or "") and (not picked or picked in by_id_saved):
     wanted = picked or None
     if wanted is None:
@@ -76,7 +76,7 @@ st.selectbox(
     list(choices),
     index=list(choices).index(experiment_id if experiment_id in choices else NEW),
     format_func=lambda key: choices[key] or "(unnamed)",
-    key=picker_key(experiment_id),
+    key=experiment_picker(experiment_id).name,
     disabled=run is not None,
 )
 draw_message()
