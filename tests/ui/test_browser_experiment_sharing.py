@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, open_app, screenshot
+from tests.fixtures.browser import StreamlitApp, open_app, screenshot, still
 from tests.fixtures.oidc import OidcProvider
 from tests.ui.test_browser_sign_in import _sign_in, signed_app
 from yiem.experiments import ExperimentNotFoundError, ExperimentStore
@@ -69,6 +69,7 @@ def _options(page: Any, box: Any) -> list[str]:
     options = page.get_by_role("option")
     for _ in range(4):
         _idle(page)
+        still(page)  # any scroll closes an open list (an expander easing open, as on Compare)
         try:
             box.click(timeout=15_000)
             options.first.wait_for(timeout=15_000)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, click_until, open_app, screenshot
+from tests.fixtures.browser import StreamlitApp, click_until, open_app, screenshot, still
 from yiem.experiments import ExperimentStore
 from yiem.store import create_store_engine
 
@@ -90,6 +90,7 @@ def _choose(page: Any, combobox: Any, option: str) -> None:
     """Open the select box and pick `option` once its list is shown (a rerun can close the list)."""
     choice = page.get_by_role("option", name=option, exact=True)
     for _attempt in range(3):
+        still(page)  # any scroll closes an open list (an expander easing open, as on Compare)
         combobox.click()
         try:
             choice.wait_for(timeout=20_000)
