@@ -226,6 +226,10 @@ EXPERIMENT_DRAFT: Key[ExperimentDraft] = Key("exp_draft")
 EXPERIMENT_ID: Key[str | None] = Key("exp_id")
 EXPERIMENT_RUN: Key[BackgroundRun] = Key("exp_live_run")
 EDITOR_VERSION: Key[int] = Key("exp_editor_version")  # bumped when the dataset is replaced
+# The open tab of each tab set: kept when an element drawn above it comes or goes (a notice, a warning),
+# which would otherwise draw the set anew on its first tab (ci39: a reviewer sent back to "Matrix").
+EXPERIMENT_TAB: Key[str] = Key("exp_tab")
+RESULTS_TAB: Key[str] = Key("exp_results_tab")
 
 
 def experiment_picker(experiment_id: str | None) -> Key[str]:

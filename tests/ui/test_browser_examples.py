@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import ARTIFACTS, StreamlitApp, open_app, saved_messages, screenshot
+from tests.fixtures.browser import ARTIFACTS, StreamlitApp, open_app, open_tab, saved_messages, screenshot
 from tests.ui.test_browser_accessibility import blocking_violations, describe
 from yiem.compare import SUGGESTED_PROMPTS, ComparisonStore
 from yiem.experiments import EXAMPLE_NAME, ExperimentStore
@@ -52,7 +52,7 @@ def test_the_example_experiment_runs_to_a_matrix_a_comparison_and_a_cost_line(
     assert record.name == EXAMPLE_NAME and len(record.data["dataset"]["items"]) == 10
     _idle(page)
 
-    page.get_by_role("tab", name="Run").click()
+    open_tab(page, "Run")
     page.get_by_text("Run sends every item to every variant").wait_for(timeout=LONG)
     page.get_by_role("button", name="Run", exact=True).click()
     try:

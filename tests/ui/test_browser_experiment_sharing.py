@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, open_app, screenshot, still
+from tests.fixtures.browser import StreamlitApp, open_app, open_tab, screenshot, still
 from tests.fixtures.oidc import OidcProvider
 from tests.ui.test_browser_sign_in import _sign_in, signed_app
 from yiem.experiments import ExperimentNotFoundError, ExperimentStore
@@ -56,7 +56,7 @@ def _experiment(page: Any, app: StreamlitApp, experiment_id: str | None = None) 
 
 def _add_variant(page: Any, number: int) -> None:
     """Add a variant on the Variants tab and wait until it is drawn (a click in a rerun can be dropped)."""
-    page.get_by_role("tab", name="Variants").click()
+    open_tab(page, "Variants")
     page.get_by_role("button", name="Add a variant", exact=True).click()
     names = page.get_by_test_id("stTabs").get_by_label("Name", exact=True)
     expect(names.nth(number - 1)).to_have_value(f"variant {number}", timeout=LONG)
@@ -142,7 +142,7 @@ def test_ann_shares_her_experiment_with_bob_by_choice(
     name.press("Enter")
     _idle(ann)
     _add_variant(ann, 1)
-    ann.get_by_role("tab", name="Run").click()
+    open_tab(ann, "Run")
     ann.get_by_role("button", name="Save", exact=True).click()
     ann.wait_for_url(re.compile(r"[?&]e=\w+"), timeout=LONG)
     expect(ann.get_by_text("Owner: yours · private: only its owner sees it")).to_be_visible(timeout=LONG)
@@ -174,7 +174,7 @@ def test_ann_shares_her_experiment_with_bob_by_choice(
     expect(bob.get_by_text(f"Owner: {ANN} · shared with the team to read")).to_be_visible(timeout=LONG)
     expect(bob.get_by_text("Shared with you to read")).to_be_visible()
     expect(bob.locator(".st-key-exp_w_name input")).to_be_disabled()
-    bob.get_by_role("tab", name="Run").click()
+    open_tab(bob, "Run")
     expect(bob.get_by_role("button", name="Save", exact=True)).to_be_disabled()
     expect(bob.get_by_role("button", name="Run", exact=True)).to_be_disabled()
     expect(bob.get_by_role("button", name=re.compile("Share or delete"))).to_have_count(0)
@@ -197,7 +197,7 @@ def test_ann_shares_her_experiment_with_bob_by_choice(
     expect(bob.locator(".st-key-exp_w_name input")).to_be_disabled()
     expect(bob.get_by_role("button", name=re.compile("Share or delete"))).to_have_count(0)
     _add_variant(bob, 2)
-    bob.get_by_role("tab", name="Run").click()
+    open_tab(bob, "Run")
     _idle(bob)  # a click during a rerun can be dropped
     bob.get_by_role("button", name="Save", exact=True).click()
     _idle(bob)

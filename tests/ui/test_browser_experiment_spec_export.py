@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, open_app
+from tests.fixtures.browser import StreamlitApp, open_app, open_tab
 from tests.scripted_http import ScriptedServer, openai_text_reply
 from yiem.__main__ import cli
 from yiem.experiments import (
@@ -43,7 +43,7 @@ def test_the_exported_spec_runs_from_the_command_line_and_its_run_shows_on_the_p
     experiment_id = store.save_experiment(draft.name, draft.model_dump(mode="json", exclude={"name"}))
     open_app(page, f"{streamlit_app.url}/experiments?e={experiment_id}")
     expect(page.get_by_text("No runs yet")).to_be_visible()
-    page.get_by_role("tab", name="Run").click()
+    open_tab(page, "Run")
     with page.expect_download() as download:
         page.get_by_role("button", name="Export the spec as a file").click()
     assert download.value.suggested_filename == "Exported.spec.json"

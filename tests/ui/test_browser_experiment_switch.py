@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, choose_option, open_app, script_run
+from tests.fixtures.browser import StreamlitApp, choose_option, open_app, open_tab, script_run
 from yiem.experiments import ExperimentDraft, ExperimentStore, Variant
 from yiem.store import create_store_engine
 
@@ -43,11 +43,11 @@ def _pick(page: Any, name: str) -> None:
 def _expect_shown(page: Any, name: str) -> None:
     repeats, concurrency, budget = SAVED[name]
     expect(page.get_by_label("Name", exact=True).first).to_have_value(name, timeout=LONG)
-    page.get_by_role("tab", name="Run").click()
+    open_tab(page, "Run")
     expect(page.get_by_role("spinbutton", name="Repeats per item")).to_have_value(str(repeats))
     expect(page.get_by_role("spinbutton", name="Items at once per provider")).to_have_value(str(concurrency))
     expect(page.get_by_role("spinbutton", name="Budget (stop at $)")).to_have_value(f"{budget:.2f}")
-    page.get_by_role("tab", name="Variants").click()
+    open_tab(page, "Variants")
     expect(page.get_by_label("Name", exact=True).nth(1)).to_have_value(f"{name} variant")
 
 
@@ -56,7 +56,7 @@ def test_the_picked_experiment_shows_its_own_values(streamlit_app: StreamlitApp,
     open_app(page, f"{streamlit_app.url}/experiments?e={ids['first']}")
     _expect_shown(page, "first")
     # What was typed into the first one (not saved) must not follow the person to the second.
-    page.get_by_role("tab", name="Run").click()
+    open_tab(page, "Run")
     repeats = page.get_by_role("spinbutton", name="Repeats per item")
     repeats.fill("9")
     with script_run(page):

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, click_until, open_app, screenshot, still
+from tests.fixtures.browser import StreamlitApp, open_app, open_tab, screenshot, still
 from yiem.experiments import ExperimentStore
 from yiem.store import create_store_engine
 
@@ -32,12 +32,6 @@ LONG = 180_000
 
 def _idle(page: Any) -> None:
     page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=LONG)
-
-
-def _tab(page: Any, name: str) -> None:
-    """Open a tab once the page is settled: a click while a rerun redraws the tabs can be lost (ci15)."""
-    tab = page.get_by_role("tab", name=name)
-    click_until(page, tab, lambda ms: expect(tab).to_have_attribute("aria-selected", "true", timeout=ms))
 
 
 def _fill(locator: Any, value: str) -> None:
@@ -115,7 +109,7 @@ def test_run_stop_resume_and_matrix(streamlit_app: StreamlitApp, page: Any, tmp_
     _idle(page)
 
     # Two variants on the local model, short replies, two system prompts.
-    _tab(page, "Variants")
+    open_tab(page, "Variants")
     first = _add_variant(page, 1)
     _fill(first.get_by_label(re.compile("Longest reply in tokens")), "24")
     _idle(page)
@@ -127,7 +121,7 @@ def test_run_stop_resume_and_matrix(streamlit_app: StreamlitApp, page: Any, tmp_
     _fill(second.get_by_label(re.compile("Longest reply in tokens")), "24")  # the judge is the first's model
     _idle(page)
 
-    _tab(page, "Scorers")
+    open_tab(page, "Scorers")
     page.get_by_role("button", name="Add a scorer", exact=True).click()
     # The scorer itself, not the end of a rerun: a click during a rerun in flight can be dropped,
     # and a run with no scorer draws no badges.
@@ -151,7 +145,7 @@ def test_run_stop_resume_and_matrix(streamlit_app: StreamlitApp, page: Any, tmp_
     _idle(page)
     expect(rubric).to_have_value("Score 1 if the answer names the colour the user asked for, else 0.")
 
-    _tab(page, "Run")
+    open_tab(page, "Run")
     _fill(page.get_by_label("Items at once per provider"), "1")
     _idle(page)
     page.get_by_role("button", name="Run", exact=True).click()

@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import expect
 from sqlalchemy import select
 
-from tests.fixtures.browser import StreamlitApp, open_app, screenshot
+from tests.fixtures.browser import StreamlitApp, open_app, open_tab, screenshot
 from tests.scripted_http import (
     Reply,
     ScriptedServer,
@@ -24,7 +24,7 @@ from tests.scripted_http import (
     sse,
     sse_reply,
 )
-from tests.ui.test_browser_experiments import LONG, _choose, _fill, _idle, _tab, _upload
+from tests.ui.test_browser_experiments import LONG, _choose, _fill, _idle, _upload
 from yiem.experiments import ExperimentStore
 from yiem.store import create_store_engine, usage
 
@@ -111,7 +111,7 @@ def _run_it(app: StreamlitApp, page: Any, tmp_path: Path, server: ScriptedServer
     _idle(page)
 
     # The agent: the scripted server, as a llama.cpp-style OpenAI-compatible provider.
-    _tab(page, "Variants")
+    open_tab(page, "Variants")
     page.get_by_role("button", name="Add a variant", exact=True).click()
     _idle(page)
     _choose(page, page.get_by_role("combobox", name="Provider"), "llama.cpp server")
@@ -124,7 +124,7 @@ def _run_it(app: StreamlitApp, page: Any, tmp_path: Path, server: ScriptedServer
     _idle(page)
 
     # Two trajectory scorers: the flight search was called with Oslo; no forbidden tool was.
-    _tab(page, "Scorers")
+    open_tab(page, "Scorers")
     setups = [
         (
             "Called these tools (trajectory)",
@@ -150,7 +150,7 @@ def _run_it(app: StreamlitApp, page: Any, tmp_path: Path, server: ScriptedServer
         expect(scorer.get_by_label("Name", exact=True)).to_have_value(name, timeout=LONG)
 
     # The user: the embedded model (the form's first provider), one turn, short replies.
-    _tab(page, "Run")
+    open_tab(page, "Run")
     _fill(page.get_by_label("Items at once per provider"), "1")
     _idle(page)
     _fill(page.get_by_label(re.compile("^Most user turns per conversation")), "1")

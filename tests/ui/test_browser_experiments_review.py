@@ -12,9 +12,8 @@ import krippendorff
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, open_app, screenshot, script_run, settled
+from tests.fixtures.browser import StreamlitApp, open_app, open_tab, screenshot, script_run, settled
 from tests.fixtures.oidc import OidcProvider
-from tests.ui.test_browser_experiments import _tab
 from tests.ui.test_browser_sign_in import _sign_in, _sign_out, signed_app
 from yiem import ScriptedLlm
 from yiem.experiments import Dataset, ExperimentStore, ReviewStore, Variant, run_experiment, scorers
@@ -85,17 +84,17 @@ def test_two_people_review_a_run_and_the_page_shows_their_agreement(
 
     _sign_in(page, app, oidc_provider, "ann", "Ann Example")
     open_app(page, f"{app.url}/experiments?e={experiment_id}")
-    _tab(page, "Review this run")
+    open_tab(page, "Review this run")
     ann_clicked = _walk_queue(page, ann_says, "ann")
     screenshot(page, "review-ann-done")
     _sign_out(page, app)
 
     _sign_in(page, app, oidc_provider, "bob", "Bob Example")
     open_app(page, f"{app.url}/experiments?e={experiment_id}")
-    _tab(page, "People's judgment")
+    open_tab(page, "People's judgment")
     expect(page.get_by_text("(hidden until all are done)").first).to_be_visible(timeout=60_000)
     expect(page.get_by_text("ann on say")).to_have_count(0)
-    _tab(page, "Review this run")
+    open_tab(page, "Review this run")
     bob_clicked = _walk_queue(page, bob_says, "bob")
 
     # What the page shows against what the test computes from the clicks, cell by cell.
@@ -105,7 +104,7 @@ def test_two_people_review_a_run_and_the_page_shows_their_agreement(
     stored = ReviewStore(create_store_engine(app.database_url), Owner(id=BOB, label="Bob"))
     outcomes = ExperimentStore(create_store_engine(app.database_url)).outcomes(run_id)
     assert len(stored.reviews(run_id, outcomes)) == 8
-    _tab(page, "People's judgment")
+    open_tab(page, "People's judgment")
     expect(
         page.get_by_text(f"Agreement between reviewers: α = {expected_alpha:.3f} over 4 cells (2 raters)")
     ).to_be_visible(timeout=60_000)

@@ -23,7 +23,14 @@ from ui.experiments.setup import draw_scorers, draw_variants
 from ui.experiments.sharing import draw_message, draw_sharing, picker_label
 from ui.experiments.spec_export import draw_spec_export
 from ui.experiments.state import NAME_FIELD, draft, experiment_store, live_run, open_experiment, save
-from ui.state import EXPERIMENT_ID, RUN_ERROR, TOOL_REGISTRY, experiment_picker
+from ui.state import (
+    EXPERIMENT_ID,
+    EXPERIMENT_TAB,
+    RESULTS_TAB,
+    RUN_ERROR,
+    TOOL_REGISTRY,
+    experiment_picker,
+)
 from yiem.experiments import ExperimentResult, RunRecord
 from yiem.store import StoreError
 
@@ -103,7 +110,10 @@ renames = opened is None or store.may_manage(opened)
 current.name = st.text_input(
     "Name", value=current.name, key=NAME_FIELD.name, disabled=run is not None or not renames
 )
-dataset_tab, variants_tab, scorers_tab, run_tab = st.tabs(["Dataset", "Variants", "Scorers", "Run"])
+# Every tab is drawn on every run (only the open one is shown): a widget not drawn would lose its value.
+dataset_tab, variants_tab, scorers_tab, run_tab = st.tabs(
+    ["Dataset", "Variants", "Scorers", "Run"], key=EXPERIMENT_TAB.name, on_change="rerun"
+)
 with dataset_tab:
     draw_tab_help(current, "dataset")
     draw_dataset(current, store.conversations, shared=opened is not None and opened.sharing != "private")
@@ -182,7 +192,9 @@ with chart:
 with bars:
     draw_scorer_bars(result)
 matrix_tab, review_tab, judgment_tab, compare_tab, history_tab = st.tabs(
-    ["Matrix", "Review this run", "People's judgment", "Against a baseline", "Runs over time"]
+    ["Matrix", "Review this run", "People's judgment", "Against a baseline", "Runs over time"],
+    key=RESULTS_TAB.name,
+    on_change="rerun",
 )
 with matrix_tab:
     draw_matrix(result)
