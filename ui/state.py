@@ -221,13 +221,20 @@ SOURCE_PICK: Key[str | None] = Key("source_pick")
 EXPERIMENT_PICK: Key[str | None] = Key("experiment_pick")
 CONVERSATION_PICK: Key[str | None] = Key("conversation_pick")
 
+
+# A tab set keeps its open tab only when keyed (with on_change="rerun"): unkeyed, it is drawn anew on its
+# first tab when an element above it comes or goes (ci39: a reviewer sent back from "Review this run").
+def costs_tab(team: bool) -> Key[str]:
+    """The Costs page's open tab; the team's view has one more tab ("By person") than one's own."""
+    return Key(f"costs_tab:{'team' if team else 'own'}")
+
+
 # Experiments.
 EXPERIMENT_DRAFT: Key[ExperimentDraft] = Key("exp_draft")
 EXPERIMENT_ID: Key[str | None] = Key("exp_id")
 EXPERIMENT_RUN: Key[BackgroundRun] = Key("exp_live_run")
 EDITOR_VERSION: Key[int] = Key("exp_editor_version")  # bumped when the dataset is replaced
-# The open tab of each tab set: kept when an element drawn above it comes or goes (a notice, a warning),
-# which would otherwise draw the set anew on its first tab (ci39: a reviewer sent back to "Matrix").
+# The open tab of each of the page's tab sets (see costs_tab).
 EXPERIMENT_TAB: Key[str] = Key("exp_tab")
 RESULTS_TAB: Key[str] = Key("exp_results_tab")
 

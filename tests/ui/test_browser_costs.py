@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 from sqlalchemy import select
 
-from tests.fixtures.browser import StreamlitApp, open_app, screenshot
+from tests.fixtures.browser import StreamlitApp, open_app, open_tab, screenshot
 from yiem.store import create_store_engine, usage
 
 pytestmark = [pytest.mark.browser, pytest.mark.llama]
@@ -62,7 +62,6 @@ def test_costs_page_shows_the_chat_request_and_its_tokens(streamlit_app: Streaml
     page.get_by_text("Tokens per hour").or_(page.get_by_text("Tokens per day")).first.wait_for()
     page.locator(".js-plotly-plot").first.wait_for()
     screenshot(page, "costs-after-chat")
-    page.get_by_role("tab", name="Prices").scroll_into_view_if_needed()
-    page.get_by_role("tab", name="Prices").click()
+    open_tab(page, "Prices")
     page.get_by_text("Today's prices in the catalogue").wait_for()
     screenshot(page, "costs-after-chat-prices")

@@ -23,6 +23,7 @@ from ui.costs.tables import (
     draw_prices,
     draw_tool_calls,
 )
+from ui.state import costs_tab
 from yiem import costs
 from yiem.providers.catalog import ModelsFileError, get_model
 from yiem.store import database_url
@@ -75,7 +76,10 @@ if data.estimated_requests:
 draw_charts(data.summary, view.tz)
 names = ["By model", "By provider", "By conversation", "By tool call", "By stop reason", "Prices"]
 by_model, by_provider, by_conversation, by_tool, by_stop, prices, *by_person = st.tabs(
-    [*names, "By person"] if team else names, default="By person" if team else None
+    [*names, "By person"] if team else names,
+    default="By person" if team else None,
+    key=costs_tab(team).name,
+    on_change="rerun",
 )
 with by_model:
     draw_models_table(model_rows)
