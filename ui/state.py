@@ -217,9 +217,10 @@ def compare_widget(name: str, index: int) -> Key[Any]:
 
 
 # Costs.
-SOURCE_PICK: Key[str | None] = Key("source_pick")
-EXPERIMENT_PICK: Key[str | None] = Key("experiment_pick")
-CONVERSATION_PICK: Key[str | None] = Key("conversation_pick")
+def costs_pick(param: str, current: str | None) -> Key[str | None]:
+    """A Costs filter kept in the URL by hand (`experiment`, `source`, `conversation`) while the URL
+    holds `current`: drawn anew when the URL changes, so it starts on what the URL says."""
+    return Key(f"costs_pick:{param}:{current or ''}")
 
 
 # A tab set keeps its open tab only when keyed (with on_change="rerun"): unkeyed, it is drawn anew on its

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import Engine, insert
 
 from tests.fixtures.costs import QUIZ_ID, add_quiz, usage_row, utc_ms
+from ui.state import costs_pick
 from yiem.store import usage
 
 
@@ -18,6 +19,11 @@ def paris_view(page: Any) -> Any:
     page.query_params["dates"] = ["2026-10-25", "2026-10-26"]
     page.query_params["tz"] = "Europe/Paris"
     return page.run()
+
+
+def pick(param: str, current: str | None) -> str:
+    """The key of a Costs filter kept in the URL, drawn while the URL holds `current`."""
+    return costs_pick(param, current).name
 
 
 def metrics(page: Any) -> dict[str, tuple[str, str | None]]:
@@ -82,27 +88,27 @@ def test_conversation_filter_is_shared_by_url(known_usage: Engine, costs_page: A
     costs_page.query_params["conversation"] = "conv-a"
     page = paris_view(costs_page)
     assert not page.exception
-    assert page.selectbox(key="conversation_pick").value == "conv-a"
+    assert page.selectbox(key=pick("conversation", "conv-a")).value == "conv-a"
     assert metrics(page)["Requests"][0] == "2"
     assert metrics(page)["Total cost"][0] == "$0.0360"
-    page.selectbox(key="conversation_pick").select("conv-b").run()
+    page.selectbox(key=pick("conversation", "conv-a")).select("conv-b").run()
     assert page.query_params["conversation"] in ("conv-b", ["conv-b"])
     assert metrics(page)["Requests"][0] == "1"
     assert metrics(page)["Total cost"][0] == "unknown"  # conv-b used only the local model
-    page.selectbox(key="conversation_pick").select_index(0).run()
+    page.selectbox(key=pick("conversation", "conv-b")).select_index(0).run()
     assert "conversation" not in page.query_params
     assert metrics(page)["Requests"][0] == "4"
 
 
 def test_experiment_filter_is_shared_by_url(known_usage: Engine, costs_page: Any) -> None:
     page = paris_view(costs_page)
-    assert not page.get("selectbox") or "experiment_pick" not in {b.key for b in page.selectbox}
+    assert not any(str(b.key).startswith("costs_pick:experiment:") for b in page.get("selectbox"))
     add_quiz(known_usage)
     from ui.costs.filters import experiment_names
 
     experiment_names.clear()  # its choices are cached for 30 s
     page.run()
-    picker = page.selectbox(key="experiment_pick")
+    picker = page.selectbox(key=pick("experiment", None))
     assert picker.options == ["All usage", "quiz"]
     assert metrics(page)["Requests"][0] == "7"
     picker.select(QUIZ_ID).run()
@@ -111,8 +117,8 @@ def test_experiment_filter_is_shared_by_url(known_usage: Engine, costs_page: Any
     shown = metrics(page)
     assert (shown["Requests"][0], shown["Total cost"][0]) == ("3", "$0.000950")  # priced rows only
     assert "Price unknown** for 1 of these requests" in page.warning[0].value
-    assert page.selectbox(key="conversation_pick").options == ["All conversations", "v · q1", "v · q2"]
-    page.selectbox(key="experiment_pick").select_index(0).run()
+    assert page.selectbox(key=pick("conversation", None)).options == ["All conversations", "v · q1", "v · q2"]
+    page.selectbox(key=pick("experiment", QUIZ_ID)).select_index(0).run()
     assert "experiment" not in page.query_params
     assert metrics(page)["Requests"][0] == "7"
 
@@ -154,7 +160,7 @@ def test_a_linked_conversation_outside_the_period_keeps_its_title(
     costs_page.query_params["provider"] = "openai"  # conv-b only used Ollama: not among the top
     page = paris_view(costs_page)
     assert not page.exception
-    picker = page.selectbox(key="conversation_pick")
+    picker = page.selectbox(key=pick("conversation", "conv-b"))
     assert picker.value == "conv-b"
     assert "Local chat" in picker.options
     assert "No requests match these filters" in page.info[0].value
@@ -175,7 +181,7 @@ def test_estimated_requests_are_marked(known_usage: Engine, costs_page: Any) -> 
 
 def test_compare_page_filter_is_shared_by_url(known_usage: Engine, costs_page: Any) -> None:
     page = paris_view(costs_page)
-    assert not page.get("selectbox") or "source_pick" not in {b.key for b in page.selectbox}
+    assert not any(str(b.key).startswith("costs_pick:source:") for b in page.get("selectbox"))
     when = utc_ms("2026-10-25T12:00:00")
     with known_usage.begin() as conn:
         conn.execute(
@@ -191,7 +197,7 @@ def test_compare_page_filter_is_shared_by_url(known_usage: Engine, costs_page: A
 
     source_names.clear()  # its choices are cached for 30 s
     page.run()
-    picker = page.selectbox(key="source_pick")
+    picker = page.selectbox(key=pick("source", None))
     assert picker.options == ["Every page", "Compare page"]
     assert metrics(page)["Requests"][0] == "6"
     picker.select("compare").run()
@@ -199,7 +205,7 @@ def test_compare_page_filter_is_shared_by_url(known_usage: Engine, costs_page: A
     assert page.query_params["source"] in ("compare", ["compare"])
     shown = metrics(page)
     assert (shown["Requests"][0], shown["Total cost"][0]) == ("2", "$0.002000")
-    page.selectbox(key="source_pick").select_index(0).run()
+    page.selectbox(key=pick("source", "compare")).select_index(0).run()
     assert "source" not in page.query_params
     assert metrics(page)["Requests"][0] == "6"
 
@@ -224,4 +230,4 @@ def test_spending_per_tool_call_has_its_tab(known_usage: Engine, costs_page: Any
     assert list(by_tool["Requests"]) == [1, 1]
     assert round(by_tool["Cost"].iloc[0], 6) == 0.003
     # The sampling rows are also one of the page filter's choices.
-    assert page.selectbox(key="source_pick").options == ["Every page", "MCP servers' sampling"]
+    assert page.selectbox(key=pick("source", None)).options == ["Every page", "MCP servers' sampling"]

@@ -12,7 +12,7 @@ import streamlit as st
 from sqlalchemy import Engine
 
 from ui.bootstrap import store_engine
-from ui.state import CONVERSATION_PICK, EXPERIMENT_PICK, SOURCE_PICK, Key
+from ui.state import costs_pick
 from yiem import costs
 
 ZONES = ["UTC", "Europe/London", "Europe/Paris", "America/New_York", "America/Los_Angeles", "Asia/Tokyo"]
@@ -51,51 +51,65 @@ def source_names(url: str, owner: str | None) -> list[str]:
 _SOURCE_LABELS = {None: "Every page", "compare": "Compare page", "mcp-sampling": "MCP servers' sampling"}
 
 
+def _url_pick(
+    slot: Any,
+    label: str,
+    param: str,
+    options: list[str | None],
+    current: str | None,
+    clears: tuple[str, ...] = (),
+    **shown: Any,
+) -> str | None:
+    """A select box kept in the URL (`?param=`) by the page's run, not by a handler: Streamlit stops a
+    handler at its first state access when another rerun is queued, and the pick would stay in the box
+    while the page kept showing the URL's. A new pick goes to the URL (`clears` leave it) and the page
+    runs again, drawing the box anew for it."""
+    picked: str | None = slot.selectbox(
+        label, options, index=options.index(current), key=costs_pick(param, current).name, **shown
+    )
+    if picked != current:
+        for name in clears:
+            st.query_params.pop(name, None)
+        if picked is None:
+            st.query_params.pop(param, None)
+        else:
+            st.query_params[param] = picked
+        st.rerun()
+    return current
+
+
 def _choose_source(slot: Any, names: list[str], current: str | None) -> str | None:
-    """The page filter, bound to the URL by hand like the experiment filter."""
+    """The page filter, kept in the URL like the experiment filter."""
     options: list[str | None] = [None, *names]
     if current not in options:
         options.append(current)
-    slot.selectbox(
+    return _url_pick(
+        slot,
         "Page",
+        "source",
         options,
-        index=options.index(current),
+        current,
+        clears=("conversation",),  # a conversation of another experiment or page would show nothing
         format_func=lambda name: _SOURCE_LABELS.get(name, str(name)),
         help="The usage made on one page other than Chat, e.g. the Compare page's columns",
-        key=SOURCE_PICK.name,
-        on_change=_remember,
-        args=(SOURCE_PICK, "source"),
     )
-    return current
-
-
-def _remember(pick: Key[str | None], param: str) -> None:
-    """Keep the picked experiment (`?experiment=ID`) or page (`?source=compare`) in the URL before the
-    page reruns."""
-    picked = pick()
-    if picked is None:
-        st.query_params.pop(param, None)
-    else:
-        st.query_params[param] = picked
-    st.query_params.pop("conversation", None)  # a conversation of another experiment would show nothing
 
 
 def _choose_experiment(slot: Any, names: dict[str, str], current: str | None) -> str | None:
-    """The experiment filter, bound to the URL by hand: its choices are ids shown by name."""
+    """The experiment filter, kept in the URL: its choices are ids shown by name."""
     options: list[str | None] = [None, *names]
     if current not in options:
         options.append(current)  # a link to an experiment since deleted: its rows may remain
-    slot.selectbox(
+    return _url_pick(
+        slot,
         "Experiment",
+        "experiment",
         options,
-        index=options.index(current),
+        current,
+        clears=("conversation",),
         format_func=lambda eid: "All usage" if eid is None else names.get(eid, eid),
         help="The usage of one experiment's runs: its items' replies and its rubric judges",
-        key=EXPERIMENT_PICK.name,
-        on_change=_remember,
-        args=(EXPERIMENT_PICK, "experiment"),
     )
-    return current
 
 
 def read_view(url: str, stored: tuple[int, int], now_ms: int, owner: str | None) -> CostsView:
@@ -169,15 +183,6 @@ def _custom_dates(slot: Any, tz: str, now_ms: int) -> tuple[date, date]:
     st.stop()
 
 
-def _remember_conversation() -> None:
-    """Keep the picked conversation in the URL (`?conversation=ID`) before the page reruns."""
-    picked = CONVERSATION_PICK()
-    if picked is None:
-        st.query_params.pop("conversation", None)
-    else:
-        st.query_params["conversation"] = picked
-
-
 def choose_conversation(engine: Engine, view: CostsView, top: list[costs.BreakdownRow]) -> None:
     """The conversation filter, bound to the URL by hand: its choices change with the period."""
     current = view.conversation
@@ -187,13 +192,12 @@ def choose_conversation(engine: Engine, view: CostsView, top: list[costs.Breakdo
     titles = {r.conversation_id: r.label for r in top if r.conversation_id}
     if current and current not in titles:  # a shared link to a conversation outside the top 50
         titles.update(costs.conversation_titles(engine, [current], view.base.owner))
-    with view.conversation_slot:
-        st.selectbox(
-            "Conversation",
-            options,
-            index=options.index(current),
-            format_func=lambda cid: "All conversations" if cid is None else titles.get(cid, cid),
-            help="The 50 most expensive conversations in the period",
-            key=CONVERSATION_PICK.name,
-            on_change=_remember_conversation,
-        )
+    _url_pick(
+        view.conversation_slot,
+        "Conversation",
+        "conversation",
+        options,
+        current,
+        format_func=lambda cid: "All conversations" if cid is None else titles.get(cid, cid),
+        help="The 50 most expensive conversations in the period",
+    )
