@@ -4,6 +4,7 @@ tool both ways, status as it changes, result retrieval, failure, Cancel, and tas
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -103,6 +104,26 @@ def test_cancel_sends_tasks_cancel_and_the_task_ends_cancelled(tasks_client: Mcp
     # A cancelled task has no result: the server's error reaches the caller in words.
     with pytest.raises(McpError, match="no result"):
         tasks_client.task_result(task_id)
+
+
+def test_a_cancelled_call_ends_only_once_the_cancel_is_answered_and_reported(tasks_client: McpClient) -> None:
+    """The abort wakes the call before its listener, on the aborting thread, has sent `tasks/cancel`
+    (ci46): a slow `on_task` makes that window wide, and the call must still end after the report."""
+    signal = AbortSignal()
+    seen: list[McpTask] = []
+
+    def on_task(task: McpTask) -> None:
+        if task.status == "cancelled":
+            time.sleep(0.5)
+        seen.append(task)
+        if count_step(task.status_message) >= 2 and not signal.aborted:
+            threading.Thread(target=signal.abort, args=("the person pressed Cancel",)).start()
+
+    with pytest.raises(McpCancelledError):
+        tasks_client.call_tool(
+            "count-slowly", {"steps": 50, "stepMs": 100}, as_task=True, on_task=on_task, signal=signal
+        )
+    assert seen[-1].status == "cancelled"
 
 
 def test_required_task_over_streamable_http_reports_its_status(everything_http_url: str) -> None:

@@ -175,15 +175,27 @@ def run_tool_task(
             target=_poll, args=(client, task, report, stop), name="mcp-task-poll", daemon=True
         )
         poller.start()
-    unsubscribe = signal.on_abort(lambda reason: _cancel(client, task.task_id, report)) if signal else None
+    cancel_sent = threading.Event()
+
+    def cancel(reason: str | None) -> None:
+        try:
+            _cancel(client, task.task_id, report)
+        finally:
+            cancel_sent.set()
+
+    unsubscribe = signal.on_abort(cancel) if signal else None
     # A task may run for its whole time to live; the server stays silent while it does.
     wait = max(timeout or client.timeout, (task.ttl or 0) / 1000)
     try:
         try:
             result = client.request("tasks/result", {"taskId": task.task_id}, timeout=wait, signal=signal)
         except McpError:
-            # Why it failed may be in the task's status (cancelled from elsewhere, say).
-            if report.listening and not (signal is not None and signal.aborted):
+            if signal is not None and signal.aborted:
+                # The abort wakes this wait before its listener has sent `tasks/cancel` on the aborting
+                # thread: the caller hears of the cancel once the server's answer is reported (ci46).
+                cancel_sent.wait(client.timeout)
+            elif report.listening:
+                # Why it failed may be in the task's status (cancelled from elsewhere, say).
                 stop.set()
                 _report_final(client, task.task_id, report)
             raise
