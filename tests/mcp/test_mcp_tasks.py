@@ -80,20 +80,29 @@ def test_a_failing_task_ends_failed_with_its_error_result(tasks_client: McpClien
     assert seen[-1].status == "failed"
 
 
-def test_cancel_sends_tasks_cancel_and_the_task_ends_cancelled(tasks_client: McpClient) -> None:
+def _cancelled_at_step_two(client: McpClient, slow_report: float = 0.0) -> list[McpTask]:
+    """Run a long counting task and press Cancel at its second step; what `on_task` heard.
+    `slow_report` holds the report of the cancelled status that long."""
     signal = AbortSignal()
     seen: list[McpTask] = []
 
     def on_task(task: McpTask) -> None:
+        if task.status == "cancelled":
+            time.sleep(slow_report)
         seen.append(task)
         if count_step(task.status_message) >= 2 and not signal.aborted:
             # From another thread, as the page's Cancel button does.
             threading.Thread(target=signal.abort, args=("the person pressed Cancel",)).start()
 
     with pytest.raises(McpCancelledError):
-        tasks_client.call_tool(
+        client.call_tool(
             "count-slowly", {"steps": 50, "stepMs": 100}, as_task=True, on_task=on_task, signal=signal
         )
+    return seen
+
+
+def test_cancel_sends_tasks_cancel_and_the_task_ends_cancelled(tasks_client: McpClient) -> None:
+    seen = _cancelled_at_step_two(tasks_client)
     assert seen[-1].status == "cancelled"
     task_id = seen[-1].task_id
     assert tasks_client.get_task(task_id).status == "cancelled"
@@ -109,21 +118,7 @@ def test_cancel_sends_tasks_cancel_and_the_task_ends_cancelled(tasks_client: Mcp
 def test_a_cancelled_call_ends_only_once_the_cancel_is_answered_and_reported(tasks_client: McpClient) -> None:
     """The abort wakes the call before its listener, on the aborting thread, has sent `tasks/cancel`
     (ci46): a slow `on_task` makes that window wide, and the call must still end after the report."""
-    signal = AbortSignal()
-    seen: list[McpTask] = []
-
-    def on_task(task: McpTask) -> None:
-        if task.status == "cancelled":
-            time.sleep(0.5)
-        seen.append(task)
-        if count_step(task.status_message) >= 2 and not signal.aborted:
-            threading.Thread(target=signal.abort, args=("the person pressed Cancel",)).start()
-
-    with pytest.raises(McpCancelledError):
-        tasks_client.call_tool(
-            "count-slowly", {"steps": 50, "stepMs": 100}, as_task=True, on_task=on_task, signal=signal
-        )
-    assert seen[-1].status == "cancelled"
+    assert _cancelled_at_step_two(tasks_client, slow_report=0.5)[-1].status == "cancelled"
 
 
 def test_required_task_over_streamable_http_reports_its_status(everything_http_url: str) -> None:
