@@ -25,6 +25,7 @@ class View {
     this.requests = [];
     this.answered = new Set();
     this.seq = 0;
+    this.calls = 0;
     this.sized = false;
     this.flooded = false;
     this.sent = [];
@@ -222,7 +223,11 @@ export default function (component) {
     views.set(parentElement, view);
   }
   view.update(data);
+  const call = ++view.calls;
+  // Streamlit runs the cleanup of a data update that a newer one overtook while this module loaded,
+  // after the newer update has taken the same view: only the latest call's cleanup may end it (ci47).
   return () => {
+    if (views.get(parentElement) !== view || view.calls !== call) return;
     view.destroy();
     views.delete(parentElement);
   };

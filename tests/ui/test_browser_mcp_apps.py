@@ -17,6 +17,7 @@ from tests.fixtures.browser import (
     StreamlitApp,
     choose_option,
     click_in_view,
+    hold_component_script,
     open_app,
     screenshot,
     script_run,
@@ -119,6 +120,23 @@ def test_the_view_tab_says_what_the_view_may_do(page: Any, views_app: StreamlitA
     page.get_by_role("tab", name="View", exact=True).click()
     expect(page.get_by_text("It may not connect anywhere.")).to_be_visible()
     expect(page.get_by_text("It asks for no browser permission")).to_be_visible()
+
+
+def test_a_view_whose_script_loads_only_after_the_call_returned_is_drawn_with_its_result(
+    page: Any, views_app: StreamlitApp
+) -> None:
+    # As on a busy machine (ci47): the view's script loads only after the runs that followed Call.
+    let_bridge_run = hold_component_script(page, "yiem-view-note")
+    _call_tool(page, views_app, "basic", "Get Time")
+    expect(page.get_by_text("The structured content matches the tool's output schema.")).to_be_visible(
+        timeout=60_000
+    )
+    page.wait_for_function(_IDLE, timeout=120_000)
+    let_bridge_run()
+    expect(page.frame_locator(VIEW_FRAME).locator("#server-time")).not_to_have_text(
+        "Loading...", timeout=60_000
+    )
+    expect(page.locator(VIEW_FRAME)).to_have_count(1)
 
 
 def test_a_hostile_view_reaches_no_other_origin_no_cookie_no_page_and_no_permission(
