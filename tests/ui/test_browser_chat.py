@@ -62,18 +62,22 @@ def _words(text: str) -> set[str]:
 
 
 def _wait_for_words(page: Any, index: int, words: set[str], timeout: float = 30_000) -> str:
-    """Wait until chat message `index` shows every one of `words` (as `_words` splits them); its text."""
-    page.wait_for_function(
+    """Wait until chat message `index` shows every one of `words` (as `_words` splits them); its text.
+
+    The text is read in the same step that sees the words: read after it, a rerun drawing the
+    messages anew could hand back another message's text (final9 read the prompt's)."""
+    seen = page.wait_for_function(
         """([selector, index, words]) => {
             const message = document.querySelectorAll(selector)[index];
             if (!message) return false;
-            const shown = new Set(message.innerText.match(/[A-Za-z]{3,}/g) || []);
-            return words.every((word) => shown.has(word));
+            const text = message.innerText;
+            const shown = new Set(text.match(/[A-Za-z]{3,}/g) || []);
+            return words.every((word) => shown.has(word)) && text;
         }""",
         arg=[MESSAGES, index, sorted(words)],
         timeout=timeout,
     )
-    return str(page.locator(MESSAGES).nth(index).inner_text())
+    return str(seen.json_value())
 
 
 def test_chat_with_the_local_model_then_reload(streamlit_app: StreamlitApp, page: Any) -> None:
