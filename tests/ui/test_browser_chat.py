@@ -56,6 +56,17 @@ def _limit_replies(page: Any, tokens: int) -> None:
     expect(longest).to_have_value(str(tokens))
 
 
+def _greedy_replies(page: Any) -> None:
+    """Set temperature 0 in the open settings panel, so SmolLM2 gives the same reply each run."""
+    with script_run(page):
+        page.get_by_text("Provider's default temperature").click()
+    slider = page.get_by_role("slider")
+    slider.focus()
+    with script_run(page):
+        slider.press("Home")
+    expect(slider).to_have_value("0")
+
+
 def _words(text: str) -> set[str]:
     """The words of a text, so a stored reply compares with its rendered Markdown."""
     return set(re.findall(r"[A-Za-z]{3,}", text))
