@@ -107,13 +107,15 @@ def _free_port() -> int:
 
 
 def _die_with_parent() -> None:
-    # Linux only: the kernel sends SIGTERM to the server if the process that started it dies,
-    # even by SIGKILL, where atexit never runs. Applied only from the main thread (below),
-    # because the signal fires when the starting *thread* ends.
+    # Linux only: the kernel kills the server if the process that started it dies, even by
+    # SIGKILL, where atexit never runs. Applied only from the main thread (below), because the
+    # signal fires when the starting *thread* ends. SIGKILL, not SIGTERM: a dying owner sends the
+    # signal once per thread that ends after that one, and llama-server's second-SIGTERM exit()
+    # can deadlock inside free() (ci62), leaving it orphaned; an orphan has nothing to save.
     with contextlib.suppress(Exception):
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
         pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
 _Spawn = Callable[[Callable[[], None] | None], "subprocess.Popen[bytes]"]
