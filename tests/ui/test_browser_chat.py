@@ -17,6 +17,7 @@ from playwright.sync_api import expect
 
 from tests.fixtures.browser import (
     StreamlitApp,
+    click_until,
     open_app,
     open_conversation_id,
     saved_messages,
@@ -47,8 +48,16 @@ def _wait_idle(page: Any, timeout: float = 120_000) -> None:
 
 def _limit_replies(page: Any, tokens: int) -> None:
     """Set the longest reply in the settings panel: short replies keep tests quick on a busy machine."""
-    page.get_by_text("Settings", exact=True).click()
     longest = page.get_by_label(re.compile("Longest reply in tokens"))
+    # Unfolded by a click on a settled page, and again if it stays folded: a click on Settings
+    # was once lost in a busy run (ci64, as Bob, after the run that refused Ann's link).
+    if not longest.is_visible():
+        click_until(
+            page,
+            page.get_by_text("Settings", exact=True),
+            lambda ms: longest.wait_for(state="visible", timeout=ms),
+            wait=15_000,
+        )
     longest.fill(str(tokens))
     # Done when the run it causes has ended: a prompt typed during that run would be lost.
     with script_run(page):

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, open_app, open_tab, screenshot, still
+from tests.fixtures.browser import StreamlitApp, click_until, open_app, open_tab, screenshot, still
 from yiem.experiments import ExperimentStore
 from yiem.store import create_store_engine
 
@@ -50,6 +50,14 @@ def _upload(page: Any, path: Path) -> None:
             continue
     screenshot(page, "experiments-upload-failed")
     raise AssertionError("the uploaded CSV never showed its column mapping")
+
+
+def _import(page: Any, items: int) -> None:
+    """Press Import until the dataset says it holds `items` items. Pressed as the upload's run
+    still drew, the click was once lost (ci64); a minute is far longer than an import of a few."""
+    done = page.get_by_text(f"{items} items ·")
+    button = page.get_by_role("button", name="Import", exact=True)
+    click_until(page, button, lambda ms: done.wait_for(timeout=ms), wait=60_000)
 
 
 def _add_variant(page: Any, number: int) -> Any:
@@ -104,8 +112,7 @@ def test_run_stop_resume_and_matrix(streamlit_app: StreamlitApp, page: Any, tmp_
     data = tmp_path / "colours.csv"
     data.write_text(CSV)
     _upload(page, data)
-    page.get_by_role("button", name="Import", exact=True).click()
-    page.get_by_text("4 items ·").wait_for(timeout=LONG)
+    _import(page, 4)
     _idle(page)
 
     # Two variants on the local model, short replies, two system prompts.

@@ -24,7 +24,7 @@ from tests.scripted_http import (
     sse,
     sse_reply,
 )
-from tests.ui.test_browser_experiments import LONG, _choose, _fill, _idle, _upload
+from tests.ui.test_browser_experiments import LONG, _choose, _fill, _idle, _import, _upload
 from yiem.experiments import ExperimentStore
 from yiem.store import create_store_engine, usage
 
@@ -106,8 +106,7 @@ def _run_it(app: StreamlitApp, page: Any, tmp_path: Path, server: ScriptedServer
     data = tmp_path / "tasks.jsonl"
     data.write_text("".join(json.dumps(item) + "\n" for item in ITEMS))
     _upload(page, data)
-    page.get_by_role("button", name="Import", exact=True).click()
-    page.get_by_text("2 items ·").wait_for(timeout=LONG)
+    _import(page, 2)
     _idle(page)
 
     # The agent: the scripted server, as a llama.cpp-style OpenAI-compatible provider.
