@@ -67,9 +67,10 @@ def _limit_replies(page: Any, tokens: int) -> None:
 
 def _greedy_replies(page: Any) -> None:
     """Set temperature 0 in the open settings panel, so SmolLM2 gives the same reply each run."""
+    sidebar = page.locator('[data-testid="stSidebar"]')
     with script_run(page):
-        page.get_by_text("Provider's default temperature").click()
-    slider = page.get_by_role("slider")
+        sidebar.get_by_text("Provider's default temperature").click()
+    slider = sidebar.get_by_role("slider")
     slider.focus()
     with script_run(page):
         slider.press("Home")

@@ -27,7 +27,7 @@ from tests.fixtures.browser import (
     start_streamlit,
 )
 from tests.fixtures.mcp import StdioServer
-from tests.ui.test_browser_chat import _send, _wait_idle
+from tests.ui.test_browser_chat import _greedy_replies, _send, _wait_idle
 from yiem.chat import stored_setup
 from yiem.model_setup import ModelSetup
 from yiem.store import ConversationStore, create_store_engine
@@ -138,11 +138,7 @@ def test_a_conversation_reopens_with_its_own_setup_and_a_new_one_starts_from_the
         _open_settings(page)
         # The first conversation: a pirate at temperature 0 (the slider's lowest), sequential tools.
         _set_system_prompt(page, "Answer like a pirate.")
-        _click_and_wait(page, sidebar.get_by_text("Provider's default temperature"))
-        slider = sidebar.get_by_role("slider")
-        slider.focus()
-        _commit(page, slider, "Home")
-        expect(slider).to_have_value("0")
+        _greedy_replies(page)
         _set_longest(page, 24)
         _click_and_wait(page, sidebar.get_by_text("sequential", exact=True))
         pirate = ModelSetup(
