@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -15,6 +16,7 @@ import pytest
 from yiem.providers.local_llm import (
     LocalLlmNotInstalledError,
     LocalLlmServer,
+    _spawn_tied_to_process,
     find_chat_template,
     find_llama_server,
     find_model,
@@ -245,3 +247,32 @@ def test_a_reply_stops_at_the_reply_limit_when_the_request_names_none() -> None:
         assert completion_tokens(max_tokens=5) == (5, "length")
         assert completion_tokens(max_tokens=20) == (20, "length")
         assert server.llm_model().max_tokens == 12
+
+
+_READ_PDEATHSIG = """
+import ctypes
+signal = ctypes.c_int()
+ctypes.CDLL("libc.so.6").prctl(2, ctypes.byref(signal))  # PR_GET_PDEATHSIG
+print(signal.value)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the parent-death signal is Linux's")
+def test_the_child_is_tied_to_its_owner_without_loading_a_library_after_the_fork(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Loading a library (dlopen) in a child forked from a threaded process can deadlock on a lock
+    # another thread held at the fork, so libc's prctl is found before it; here a load in the child fails.
+    _spawn_tied_to_process(lambda hook: subprocess.Popen(["true"], preexec_fn=hook)).wait(30)  # finds prctl
+
+    def no_loading(*args: object, **kwargs: object) -> None:
+        raise OSError("a library was loaded in the forked child")
+
+    monkeypatch.setattr(ctypes, "CDLL", no_loading)
+    child = _spawn_tied_to_process(
+        lambda hook: subprocess.Popen(
+            [sys.executable, "-c", _READ_PDEATHSIG], preexec_fn=hook, stdout=subprocess.PIPE
+        )
+    )
+    out, _ = child.communicate(timeout=30)
+    assert int(out) == signal.SIGKILL

@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import functools
 import os
 import queue
 import signal
@@ -106,16 +107,34 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _die_with_parent() -> None:
-    # Linux only: the kernel kills the server if the process that started it dies, even by
-    # SIGKILL, where atexit never runs. Applied only from the main thread (below), because the
-    # signal fires when the starting *thread* ends. SIGKILL, not SIGTERM: a dying owner sends the
-    # signal once per thread that ends after that one, and llama-server's second-SIGTERM exit()
-    # can deadlock inside free() (ci62), leaving it orphaned; an orphan has nothing to save.
-    with contextlib.suppress(Exception):
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+_PR_SET_PDEATHSIG = 1
+
+
+@functools.cache
+def _prctl() -> Callable[..., int] | None:
+    """libc's prctl, loaded here once: loading a library in a child forked from a threaded process
+    can deadlock on a lock another thread held at the fork."""
+    try:
+        return ctypes.CDLL("libc.so.6", use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def _die_with_parent_hook() -> Callable[[], None] | None:
+    """What the child runs before exec so it dies with this process (Linux only, see below)."""
+    prctl = _prctl()
+    if prctl is None:
+        return None
+
+    def die_with_parent() -> None:
+        # The kernel kills the server if the process that started it dies, even by SIGKILL,
+        # where atexit never runs. Applied only from one long-lived thread (below), because the
+        # signal fires when the starting *thread* ends. SIGKILL, not SIGTERM: a dying owner sends
+        # the signal once per thread that ends after that one, and llama-server's second-SIGTERM
+        # exit() can deadlock inside free() (ci62), leaving it orphaned; an orphan has nothing to save.
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+    return die_with_parent
 
 
 _Spawn = Callable[[Callable[[], None] | None], "subprocess.Popen[bytes]"]
@@ -135,7 +154,7 @@ def _spawn_tied_to_process(spawn: _Spawn) -> subprocess.Popen[bytes]:
     if sys.platform != "linux":
         return spawn(None)
     if threading.current_thread() is threading.main_thread():
-        return spawn(_die_with_parent)
+        return spawn(_die_with_parent_hook())
     global _spawner
     with _spawner_lock:
         if _spawner is None or not _spawner.is_alive():
@@ -150,7 +169,7 @@ def _serve_spawns() -> None:
     while True:
         spawn, result = _spawn_requests.get()
         try:
-            result.set_result(spawn(_die_with_parent))
+            result.set_result(spawn(_die_with_parent_hook()))
         except BaseException as error:  # handed to the caller's thread, which raises it
             result.set_exception(error)
 
