@@ -46,7 +46,8 @@ import httpx  # noqa: E402
 import mcp  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
-from tests.fixtures.mcp import NODE_BIN, free_port, loopback_node_env, stop_process, wait_for_port  # noqa: E402
+from tests.fixtures.mcp import NODE_BIN, loopback_node_env, stop_process, wait_for_port  # noqa: E402
+from tests.fixtures.ports import free_ports  # noqa: E402
 from yiem.mcp import McpClient  # noqa: E402
 from yiem.mcp.http import HttpTransport  # noqa: E402
 from yiem.mcp.stdio import StdioTransport  # noqa: E402
@@ -288,7 +289,8 @@ def main() -> None:
     if not Path(EVERYTHING).exists():
         sys.exit(f"{EVERYTHING} is missing: run `make setup-test` first")
 
-    ports = {name: free_port() for name in ("everything", "sdk", "lowlevel", "ts")}
+    names = ("everything", "sdk", "lowlevel", "ts")
+    ports = dict(zip(names, free_ports(len(names)), strict=True))
     servers = {
         "everything": start_http(
             [EVERYTHING, "streamableHttp"],

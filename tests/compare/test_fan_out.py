@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Iterator
 
 import pytest
 
+from tests.fixtures.ports import free_port
 from tests.scripted_http import Reply, ScriptedServer, openai_text_stream
 from yiem.compare import ColumnFigures, CompareError, Comparison, cheapest_and_fastest
 from yiem.model_setup import ModelSetup
@@ -33,10 +33,7 @@ def _slow_answer(word: str) -> Reply:
 
 
 def _dead_url() -> str:
-    with socket.socket() as probe:  # a port nobody listens on once the probe closes
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
+    return f"http://127.0.0.1:{free_port()}/v1"
 
 
 def _column(server: ScriptedServer, prompt: str, **extra: object) -> ModelSetup:

@@ -6,13 +6,13 @@ sent; Arize Phoenix as the receiver is in tests/core/test_telemetry_phoenix.py.
 
 from __future__ import annotations
 
-import socket
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from tests.fixtures.core import make_tool, tool_call_response
 from tests.fixtures.otel import OtlpCollector
+from tests.fixtures.ports import free_port
 from yiem import (
     AbortSignal,
     AgentContext,
@@ -140,9 +140,7 @@ def test_a_collector_that_hangs_or_is_gone_never_holds_up_a_reply(
     assert not otlp_collector.hold.is_set()  # the collector is still holding the first export
     otlp_collector.hold.set()
 
-    with socket.socket() as probe:  # a port nothing listens on: connections are refused
-        probe.bind(("127.0.0.1", 0))
-        dead = f"http://127.0.0.1:{probe.getsockname()[1]}/v1/traces"
+    dead = f"http://127.0.0.1:{free_port()}/v1/traces"  # connections are refused
     otel_export(dead)
     end = _run_with_a_tool(core_model)
     assert end.messages[-1].text == "The sum is 5."

@@ -237,7 +237,7 @@ def test_missing_command_fails_at_once() -> None:
 
 
 def test_refused_connection_fails_at_once() -> None:
-    from tests.fixtures.mcp import free_port
+    from tests.fixtures.ports import free_port
 
     with pytest.raises(McpConnectionError, match="could not connect"):
         McpClient.http(f"http://127.0.0.1:{free_port()}/mcp")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.mcp import free_port
+from tests.fixtures.ports import free_port
 from yiem.mcp import (
     ElicitationRequest,
     ElicitationResult,

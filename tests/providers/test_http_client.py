@@ -6,13 +6,13 @@ and abort: `stream()` never raises and always ends with exactly one StreamDone (
 
 from __future__ import annotations
 
-import socket
 import threading
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.fixtures.ports import free_port
 from tests.scripted_http import (
     Reply,
     ScriptedServer,
@@ -116,10 +116,8 @@ def test_retry_after_longer_than_the_limit_is_not_waited_for(scripted_server: Sc
 
 
 def test_connection_refused_is_retried_then_reported() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     signal = RecordingSignal()
+    port = free_port()
     client = OpenAIChatClient(f"http://127.0.0.1:{port}/v1", retry=RetryPolicy(max_attempts=3, jitter=0))
     _, message = _run(client, signal)
     assert message.stop_reason == "error"

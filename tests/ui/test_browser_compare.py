@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.fixtures.browser import StreamlitApp, choose_option, free_port, open_app, screenshot, script_run
+from tests.fixtures.browser import StreamlitApp, choose_option, open_app, screenshot, script_run
+from tests.fixtures.ports import free_port
 from yiem.compare import ComparisonStore, VoteStore
 from yiem.providers.local_llm import LocalLlmServer
 from yiem.store import create_store_engine

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.fixtures.ports import free_port
 from yiem.compare import Comparison, VoteStore
 from yiem.llm import LlmClient
 from yiem.model_setup import ModelSetup
@@ -39,10 +39,7 @@ def _compare_page() -> AppTest:
 
 
 def _dead_url() -> str:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
+    return f"http://127.0.0.1:{free_port()}/v1"
 
 
 def _llama(server: LocalLlmServer, system: str) -> ModelSetup:

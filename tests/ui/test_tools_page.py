@@ -15,7 +15,8 @@ import pytest
 from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
-from tests.fixtures.mcp import StdioServer, free_port
+from tests.fixtures.mcp import StdioServer
+from tests.fixtures.ports import free_port
 
 PAGE = str(Path(__file__).resolve().parents[2] / "ui" / "pages" / "tools.py")
 TIMEOUT = 60
