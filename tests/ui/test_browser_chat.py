@@ -46,18 +46,25 @@ def _wait_idle(page: Any, timeout: float = 120_000) -> None:
     page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=timeout)
 
 
-def _limit_replies(page: Any, tokens: int) -> None:
-    """Set the longest reply in the settings panel: short replies keep tests quick on a busy machine."""
-    longest = page.get_by_label(re.compile("Longest reply in tokens"))
+def _open_settings(page: Any) -> None:
+    """Unfold Settings unless it is open (a new chat or a reload folds it)."""
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    prompt = sidebar.get_by_label("System prompt")
     # Unfolded by a click on a settled page, and again if it stays folded: a click on Settings
     # was once lost in a busy run (ci64, as Bob, after the run that refused Ann's link).
-    if not longest.is_visible():
+    if not prompt.is_visible():
         click_until(
             page,
-            page.get_by_text("Settings", exact=True),
-            lambda ms: longest.wait_for(state="visible", timeout=ms),
+            sidebar.get_by_text("Settings", exact=True),
+            lambda ms: prompt.wait_for(state="visible", timeout=ms),
             wait=15_000,
         )
+
+
+def _limit_replies(page: Any, tokens: int) -> None:
+    """Set the longest reply in the settings panel: short replies keep tests quick on a busy machine."""
+    _open_settings(page)
+    longest = page.get_by_label(re.compile("Longest reply in tokens"))
     longest.fill(str(tokens))
     # Done when the run it causes has ended: a prompt typed during that run would be lost.
     with script_run(page):

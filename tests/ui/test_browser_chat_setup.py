@@ -27,7 +27,7 @@ from tests.fixtures.browser import (
     start_streamlit,
 )
 from tests.fixtures.mcp import StdioServer
-from tests.ui.test_browser_chat import _greedy_replies, _send, _wait_idle
+from tests.ui.test_browser_chat import _greedy_replies, _limit_replies, _open_settings, _send, _wait_idle
 from yiem.chat import stored_setup
 from yiem.model_setup import ModelSetup
 from yiem.store import ConversationStore, create_store_engine
@@ -42,13 +42,6 @@ def _sidebar(page: Any) -> Any:
     return page.locator('[data-testid="stSidebar"]')
 
 
-def _open_settings(page: Any) -> None:
-    """Unfold Settings unless it is open (a new chat or a reload folds it)."""
-    if not _sidebar(page).get_by_label("System prompt").is_visible():
-        _sidebar(page).get_by_text("Settings", exact=True).click()
-    expect(_sidebar(page).get_by_label("System prompt")).to_be_visible()
-
-
 def _commit(page: Any, field: Any, key: str) -> None:
     """Press `key` in `field` and wait for the run it causes: an edit made during that run is lost."""
     with script_run(page):
@@ -60,13 +53,6 @@ def _set_system_prompt(page: Any, text: str) -> None:
     area.fill(text)
     _commit(page, area, "Control+Enter")
     expect(area).to_have_value(text)
-
-
-def _set_longest(page: Any, tokens: int) -> None:
-    longest = _sidebar(page).get_by_label(re.compile("Longest reply in tokens"))
-    longest.fill(str(tokens))
-    _commit(page, longest, "Enter")
-    expect(longest).to_have_value(str(tokens))
 
 
 def _click_and_wait(page: Any, target: Any) -> None:
@@ -139,7 +125,7 @@ def test_a_conversation_reopens_with_its_own_setup_and_a_new_one_starts_from_the
         # The first conversation: a pirate at temperature 0 (the slider's lowest), sequential tools.
         _set_system_prompt(page, "Answer like a pirate.")
         _greedy_replies(page)
-        _set_longest(page, 24)
+        _limit_replies(page, 24)
         _click_and_wait(page, sidebar.get_by_text("sequential", exact=True))
         pirate = ModelSetup(
             provider="local",
@@ -158,7 +144,7 @@ def test_a_conversation_reopens_with_its_own_setup_and_a_new_one_starts_from_the
         _open_settings(page)
         _set_system_prompt(page, "Be terse.")
         _click_and_wait(page, sidebar.get_by_text("Provider's default temperature"))
-        _set_longest(page, 16)
+        _limit_replies(page, 16)
         _click_and_wait(page, sidebar.get_by_text("parallel", exact=True))
         _pick_tool(page, app)
         terse = ModelSetup(
