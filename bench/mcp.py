@@ -13,7 +13,7 @@ ratio any client can reach; over HTTP also the same POST on bare httpcore, the e
 which yiem's POSTs use: the floor for a client inside httpx's family. Connect time (process start
 or HTTP session plus the negotiation) and import time too. The SDK is async only, so it is driven
 from sync code through an anyio blocking portal, as a sync program would have to. Reports medians
-and yiem/SDK ratios (below 1 means yiem is faster).
+and yiem/SDK ratios (below 1 means yiem is faster), with the lowest and highest ratio of the rounds.
 
     .venv/bin/python bench/mcp.py [--calls 500] [--rounds 5] [--connects 5] [--only TEXT]
 """
@@ -234,18 +234,20 @@ def measure_connect(
 
 def measure_calls(
     target: Target, transport: str, calls: int, rounds: int, block: int = 25
-) -> dict[str, list[float]]:
+) -> dict[str, list[list[float]]]:
     """The clients open at once, calling in alternating blocks, so load on the machine hits them alike.
 
     Each of `rounds` opens fresh sessions (over stdio, fresh server processes): on a loaded machine
     one process can stay unlucky for its whole life (its CPU, its threads' placement), and a new
-    one per round spreads that luck over all the clients."""
+    one per round spreads that luck over all the clients. Returns each client's times, by round."""
     sessions = {"yiem": yiem_session, "sdk": sdk_session, "bare": bare_session}
     if transport == "http":
         sessions["core"] = core_session
-    times: dict[str, list[float]] = {name: [] for name in sessions}
+    times: dict[str, list[list[float]]] = {name: [] for name in sessions}
     per_round = -(-calls // rounds)
     for turn, first in enumerate(range(0, calls, per_round)):
+        for samples in times.values():
+            samples.append([])
         # Who goes first turns too, so no client always follows the same one.
         names = list(sessions)[turn % len(sessions) :] + list(sessions)[: turn % len(sessions)]
         with contextlib.ExitStack() as stack:
@@ -259,7 +261,7 @@ def measure_calls(
                     for _ in range(min(block, last - start)):
                         started = time.perf_counter()
                         result = call()
-                        times[name].append(time.perf_counter() - started)
+                        times[name][-1].append(time.perf_counter() - started)
                         assert target.answer in str(result), result
     return times
 
@@ -370,10 +372,16 @@ def main() -> None:
             for _ in range(options.connects):  # alternated, so drift hits both alike
                 connect["yiem"].append(measure_connect(yiem_session, target, transport))
                 connect["sdk"].append(measure_connect(sdk_session, target, transport))
+            by_round = measure_calls(target, transport, options.calls, options.rounds)
             latency = {
-                name: statistics.median(samples)
-                for name, samples in measure_calls(target, transport, options.calls, options.rounds).items()
+                name: statistics.median(sample for each in rounds for sample in each)
+                for name, rounds in by_round.items()
             }
+            # The same ratio within each round of fresh sessions: how far one run's figure can stray.
+            spread = [
+                statistics.median(mine) / statistics.median(theirs)
+                for mine, theirs in zip(by_round["yiem"], by_round["sdk"], strict=True)
+            ]
             rows.append(
                 (
                     label,
@@ -383,6 +391,7 @@ def main() -> None:
                     statistics.median(connect["sdk"]),
                     latency["bare"],
                     latency.get("core"),
+                    (min(spread), max(spread)),
                 )
             )
             print(f"({label} done, load average {os.getloadavg()[0]:.1f})", file=sys.stderr)
@@ -395,13 +404,14 @@ def main() -> None:
         f"{options.connects} connects; medians"
     )
     print(
-        "| revision, transport, server | yiem call | SDK call | ratio | yiem connect | SDK connect | ratio |"
+        "| revision, transport, server | yiem call | SDK call | ratio | ratio by round "
+        "| yiem connect | SDK connect | ratio |"
     )
-    print("|---|---|---|---|---|---|---|")
-    for label, lat_y, lat_s, con_y, con_s, _, _ in rows:
+    print("|---|---|---|---|---|---|---|---|")
+    for label, lat_y, lat_s, con_y, con_s, _, _, (low, high) in rows:
         print(
             f"| {label} | {lat_y * 1e3:.3f} ms | {lat_s * 1e3:.3f} ms | {lat_y / lat_s:.2f} "
-            f"| {con_y * 1e3:.1f} ms | {con_s * 1e3:.1f} ms | {con_y / con_s:.2f} |"
+            f"| {low:.2f}–{high:.2f} | {con_y * 1e3:.1f} ms | {con_s * 1e3:.1f} ms | {con_y / con_s:.2f} |"
         )
     print("\nThe server's own time: the same request with no client in between (bare pipe or POST)")
     print(
@@ -409,7 +419,7 @@ def main() -> None:
         "| httpcore call | httpcore ÷ SDK | yiem ÷ httpcore |"
     )
     print("|---|---|---|---|---|---|---|")
-    for label, lat_y, lat_s, _, _, lat_b, lat_c in rows:
+    for label, lat_y, lat_s, _, _, lat_b, lat_c, _ in rows:
         core = f"{lat_c * 1e3:.3f} ms | {lat_c / lat_s:.2f} | {lat_y / lat_c:.2f}" if lat_c else "– | – | –"
         print(f"| {label} | {lat_b * 1e3:.3f} ms | {lat_b / lat_s:.2f} | {lat_y / lat_b:.2f} | {core} |")
     bare = import_time("sys", options.connects)
