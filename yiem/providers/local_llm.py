@@ -111,19 +111,14 @@ _PR_SET_PDEATHSIG = 1
 
 
 @functools.cache
-def _prctl() -> Callable[..., int] | None:
-    """libc's prctl, loaded here once: loading a library in a child forked from a threaded process
-    can deadlock on a lock another thread held at the fork."""
-    try:
-        return ctypes.CDLL("libc.so.6", use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
 def _die_with_parent_hook() -> Callable[[], None] | None:
-    """What the child runs before exec so it dies with this process (Linux only, see below)."""
-    prctl = _prctl()
-    if prctl is None:
+    """What the child runs before exec so it dies with this process (Linux only, see below).
+
+    libc's prctl is loaded here, in the parent, once: loading a library in a child forked from a
+    threaded process can deadlock on a lock another thread held at the fork."""
+    try:
+        prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl
+    except (OSError, AttributeError):
         return None
 
     def die_with_parent() -> None:
