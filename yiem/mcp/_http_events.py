@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import threading
 from collections.abc import Iterator
@@ -13,6 +12,7 @@ import httpx
 
 from yiem._sse import sse_events
 from yiem.mcp.errors import McpConnectionError
+from yiem.mcp.transport import decode_message
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ class EventReplies:
             if not event.data.strip():
                 continue  # a priming event
             try:
-                payload = json.loads(event.data)
+                payload = decode_message(event.data)
             except ValueError:
                 logger.warning("MCP server %s sent an event that is not JSON: %.200r", self.url, event.data)
                 continue

@@ -26,7 +26,7 @@ from yiem.mcp.errors import (
     McpTimeoutError,
 )
 from yiem.mcp.models import McpNotification, McpProgress
-from yiem.mcp.transport import Message, Transport
+from yiem.mcp.transport import Latch, Message, Transport
 from yiem.types import AbortSignal
 
 logger = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ ProgressCallback = Callable[[McpProgress], None]
 RequestHandler = Callable[[dict[str, Any]], dict[str, Any]]
 RequestId = int | str
 # (request, seconds it may take, set once answered or failed elsewhere): see HttpTransport.post_and_read.
-PostAndRead = Callable[[Message, float, threading.Event], None]
+PostAndRead = Callable[[Message, float, Latch], None]
 Direction = Literal["sent", "received"]
 # One line of the protocol log: wall-clock time (epoch seconds), direction, the message itself.
 LogEntry = tuple[float, Direction, Message]
@@ -51,7 +51,7 @@ class _Pending:
     def __init__(self, method: str, on_progress: ProgressCallback | None) -> None:
         self.method = method
         self.on_progress = on_progress
-        self.done = threading.Event()
+        self.done = Latch()
         self.result: dict[str, Any] | None = None
         self.error: McpError | None = None
         self.last_activity = time.monotonic()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import threading
 import time
@@ -26,7 +25,7 @@ from yiem.mcp._post import Poster, body_chunks
 from yiem.mcp._revision import STATELESS_VERSIONS, message_version, standard_headers
 from yiem.mcp._workers import DaemonWorkers
 from yiem.mcp.errors import McpConnectionError, McpError
-from yiem.mcp.transport import Message, OnFailure, OnMessage, encode_message
+from yiem.mcp.transport import Latch, Message, OnFailure, OnMessage, decode_message, encode_message
 
 logger = logging.getLogger(__name__)
 
@@ -160,7 +159,7 @@ class HttpTransport(EventReplies):
                 if response.status_code >= 400 and message.get("method") != "notifications/cancelled":
                     raise self._status_error(response, message, body)
 
-    def post_and_read(self, message: Message, wait: float, answered: threading.Event) -> None:
+    def post_and_read(self, message: Message, wait: float, answered: Latch) -> None:
         """Send a request from the thread that waits for it, and read a JSON reply there.
 
         The hand-over to a worker and the caller's wake-up cost more than a fast server's own time.
@@ -306,7 +305,7 @@ class HttpTransport(EventReplies):
             else:
                 body = self._read_body(response)
                 if body.strip():
-                    self._deliver(json.loads(body))
+                    self._deliver(decode_message(body))
         except (McpError, httpx.HTTPError) as exc:
             if not (own_thread and read_timed_out(exc)):
                 self._report(request_id, exc)
@@ -375,7 +374,7 @@ class HttpTransport(EventReplies):
                         delay = 0.5
                         lines = text_lines(reply.iter_bytes(), self.limits, f"MCP server {self.url}")
                         for data in iter_sse_data(lines):
-                            self._deliver(json.loads(data))
+                            self._deliver(decode_message(data))
             except (httpx.HTTPError, ValueError, RuntimeError, ResponseTooLargeError) as exc:
                 self._listening.set()
                 if self._closed:

@@ -7,7 +7,6 @@ Every reply and server message then arrives on that stream as a `message` event.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import threading
 from collections.abc import Iterator, Mapping
@@ -19,7 +18,7 @@ from yiem._netstream import interrupt_response
 from yiem._sse import sse_events
 from yiem.limits import ResponseLimits, ResponseTooLargeError, read_capped, text_lines
 from yiem.mcp.errors import McpConnectionError, McpError
-from yiem.mcp.transport import Message, OnFailure, OnMessage, encode_message
+from yiem.mcp.transport import Message, OnFailure, OnMessage, decode_message, encode_message
 
 logger = logging.getLogger(__name__)
 
@@ -147,7 +146,7 @@ class SseTransport:
 
     def _deliver(self, data: str, on_message: OnMessage) -> None:
         try:
-            payload = json.loads(data)
+            payload = decode_message(data)
         except ValueError:
             logger.warning("MCP server %s sent an event that is not JSON: %.200r", self.url, data)
             return

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import subprocess
@@ -13,7 +12,7 @@ from pathlib import Path
 from typing import IO
 
 from yiem.mcp.errors import McpConnectionError, McpError
-from yiem.mcp.transport import Message, OnFailure, OnMessage, encode_message
+from yiem.mcp.transport import Message, OnFailure, OnMessage, decode_message, encode_message
 
 logger = logging.getLogger(__name__)
 
@@ -179,7 +178,7 @@ class StdioTransport:
                 if not line.strip():
                     continue
                 try:
-                    message = json.loads(line)
+                    message = decode_message(line)
                 except ValueError:
                     logger.warning("MCP server %s wrote a line that is not JSON: %.200r", self.label, line)
                     continue
