@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from yiem.mcp._headers import encode_header_value
@@ -58,7 +59,15 @@ class Revision:
         """`params` with the per-request `_meta` a stateless revision needs (as given otherwise)."""
         if not self.stateless:
             return params
+        if params is None or "_meta" not in params:
+            # The common case, on every call: the session's own `_meta`, made once.
+            return {**(params or {}), "_meta": dict(self._meta)}
         return stamp_meta(params, self.version, self.client_info, self.capabilities)
+
+    @cached_property
+    def _meta(self) -> dict[str, Any]:
+        meta: dict[str, Any] = stamp_meta(None, self.version, self.client_info, self.capabilities)["_meta"]
+        return meta
 
 
 def stamp_meta(
