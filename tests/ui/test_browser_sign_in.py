@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 from sqlalchemy import select
 
@@ -74,15 +75,31 @@ def _sign_out(page: Any, app: StreamlitApp) -> None:
     """
     sign_out = page.locator(SIDEBAR).get_by_role("button", name="Sign out")
     sign_in = page.get_by_role("button", name="Sign in", exact=True)
+    # The cookie goes with a response (/auth/logout's): each response is when to look at it again.
+    # Counted by a listener, since events reach it only inside a Playwright call such as `cookies()`.
+    responses = [0]
+
+    def count(_: Any) -> None:
+        responses[0] += 1
 
     def signed_out(ms: float) -> None:
         expect(sign_in).to_be_visible(timeout=ms)
         deadline = time.monotonic() + ms / 1000
-        while [c for c in page.context.cookies() if c["name"].startswith("_streamlit_user")]:
-            if time.monotonic() > deadline:
-                raise AssertionError("the sign-in page is drawn but the session cookie is still there")
-            page.wait_for_timeout(200)
+        still_in = "the sign-in page is drawn but the session cookie is still there"
+        while True:
+            seen = responses[0]
+            if not [c for c in page.context.cookies() if c["name"].startswith("_streamlit_user")]:
+                return
+            left_ms = (deadline - time.monotonic()) * 1000
+            if left_ms <= 0:
+                raise AssertionError(still_in)
+            if responses[0] == seen:  # none came while looking: wait for the next one
+                try:
+                    page.wait_for_event("response", timeout=left_ms)
+                except PlaywrightTimeoutError:
+                    raise AssertionError(still_in) from None
 
+    page.on("response", count)
     settled(page)
     for _ in range(3):
         sign_out.click()
@@ -98,6 +115,7 @@ def _sign_out(page: Any, app: StreamlitApp) -> None:
             settled(page)
     else:
         raise AssertionError("three clicks on Sign out never signed out")
+    page.remove_listener("response", count)
     # Out of the app and of the provider (its end-session page), back on the app's sign-in page.
     assert page.url.startswith(app.url)
 
